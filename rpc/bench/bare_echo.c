@@ -1,0 +1,138 @@
+/*
+ * bare-echo — the smallest server one can write on the C core batch API,
+ * answering /grpc.health.v1.Health/Check with SERVING from a registered
+ * method whose payload arrives with the call (one batch per reply). It is
+ * the baseline the runtime (rpc-ping-server, which serves the same method
+ * through rpc/) is measured against in docs/BENCHMARKS.md.
+ *
+ *   bare-echo PORT [THREADS]     (stops on SIGINT/SIGTERM)
+ */
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct echo_call {
+    int replying;
+    grpc_call *call;
+    gpr_timespec deadline;
+    grpc_metadata_array md;
+    grpc_byte_buffer *req;
+    grpc_byte_buffer *reply;
+    int cancelled;
+} echo_call;
+
+static grpc_server *server;
+static void *method;
+
+static void echo_request(grpc_completion_queue *cq)
+{
+    echo_call *c = calloc(1, sizeof(*c));
+    grpc_metadata_array_init(&c->md);
+    grpc_server_request_registered_call(server, method, &c->call, &c->deadline, &c->md, &c->req, cq,
+                                        cq, c);
+}
+
+static void *echo_worker(void *arg)
+{
+    grpc_completion_queue *cq = arg;
+    /* HealthCheckResponse{status: SERVING} */
+    static const unsigned char serving[] = {0x08, 0x01};
+    for (int i = 0; i < 16; i++)
+        echo_request(cq);
+    for (;;) {
+        grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        if (ev.type == GRPC_QUEUE_SHUTDOWN)
+            break;
+        echo_call *c = ev.tag;
+        if (!c->replying) {
+            if (!ev.success) {
+                grpc_metadata_array_destroy(&c->md);
+                free(c);
+                continue;
+            }
+            echo_request(cq);
+            c->replying = 1;
+            grpc_slice s = grpc_slice_from_static_buffer(serving, sizeof(serving));
+            c->reply = grpc_raw_byte_buffer_create(&s, 1);
+            grpc_op ops[4];
+            memset(ops, 0, sizeof(ops));
+            ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+            ops[1].op = GRPC_OP_SEND_MESSAGE;
+            ops[1].data.send_message.send_message = c->reply;
+            ops[2].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+            ops[2].data.send_status_from_server.status = GRPC_STATUS_OK;
+            ops[3].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+            ops[3].data.recv_close_on_server.cancelled = &c->cancelled;
+            grpc_call_start_batch(c->call, ops, 4, c, NULL);
+        } else {
+            if (c->req)
+                grpc_byte_buffer_destroy(c->req);
+            grpc_byte_buffer_destroy(c->reply);
+            grpc_metadata_array_destroy(&c->md);
+            grpc_call_unref(c->call);
+            free(c);
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bare-echo PORT [THREADS]\n");
+        return 2;
+    }
+    int nthreads = argc > 2 ? atoi(argv[2]) : 1;
+    if (nthreads < 1 || nthreads > 64)
+        nthreads = 1;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    grpc_init();
+    server = grpc_server_create(NULL, NULL);
+    method = grpc_server_register_method(server, "/grpc.health.v1.Health/Check", NULL,
+                                         GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+    grpc_completion_queue *cqs[64];
+    pthread_t th[64];
+    for (int i = 0; i < nthreads; i++) {
+        cqs[i] = grpc_completion_queue_create_for_next(NULL);
+        grpc_server_register_completion_queue(server, cqs[i], NULL);
+    }
+    char addr[64];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%s", argv[1]);
+    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    int port = grpc_server_add_http2_port(server, addr, creds);
+    grpc_server_credentials_release(creds);
+    if (port == 0) {
+        fprintf(stderr, "bare-echo: cannot listen on %s\n", addr);
+        return 1;
+    }
+    grpc_server_start(server);
+    for (int i = 0; i < nthreads; i++)
+        pthread_create(&th[i], NULL, echo_worker, cqs[i]);
+    printf("bare-echo listening on %d with %d threads\n", port, nthreads);
+    fflush(stdout);
+    int sig;
+    sigwait(&set, &sig);
+    grpc_completion_queue *scq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_server_shutdown_and_notify(server, scq, NULL);
+    grpc_server_cancel_all_calls(server);
+    grpc_completion_queue_pluck(scq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    for (int i = 0; i < nthreads; i++) {
+        grpc_completion_queue_shutdown(cqs[i]);
+        pthread_join(th[i], NULL);
+        grpc_completion_queue_destroy(cqs[i]);
+    }
+    grpc_server_destroy(server);
+    grpc_completion_queue_shutdown(scq);
+    grpc_completion_queue_destroy(scq);
+    grpc_shutdown();
+    return 0;
+}

@@ -1,0 +1,290 @@
+/*
+ * rpc.h — the gRPC C-core runtime every binary of the system shares.
+ *
+ * The C core offers completion queues and batches; this runtime turns them
+ * into: a server with N worker threads (one completion queue each) that
+ * decodes each request into a per-call arena and hands it to a handler; a
+ * client with long-lived channels whose async calls complete as callbacks on
+ * the caller's worker thread; health, reflection and Prometheus metrics on
+ * every server; graceful shutdown on SIGTERM/SIGINT.
+ *
+ * Threading contract:
+ * - A handler runs on a worker thread. It must finish its call exactly once
+ *   (rpc_call_reply, rpc_call_fail, rpc_call_reply_raw, or for a stream
+ *   rpc_call_finish), now or later, from any thread.
+ * - An async client call started on a worker thread completes (its callback
+ *   runs) on that same worker thread, so a handler that calls a downstream
+ *   service and finishes in the callback needs no locks. Started from any
+ *   other thread, it completes on the runtime's shared client loop (or the
+ *   loop named in rpc_client_opts).
+ * - rpc_stream_send may be called from any thread.
+ *
+ * Memory contract: a request message, and everything a handler allocates
+ * from rpc_call_arena(), lives until the call is finished and its last
+ * completion has arrived; the runtime then frees it all at once.
+ */
+#ifndef RPC_RPC_H
+#define RPC_RPC_H
+
+#include <grpc/grpc.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpc/arena.h"
+#include "rpc/status.h"
+
+/* ------------------------------------------------------------------ */
+/* Process set-up                                                      */
+
+/* Blocks SIGINT/SIGTERM/SIGPIPE in the calling thread (so every thread the
+ * core creates inherits the mask) and calls grpc_init(). Call it first thing
+ * in main(), before any other thread exists. */
+void rpc_init(void);
+/* grpc_shutdown(). */
+void rpc_shutdown(void);
+
+/* ------------------------------------------------------------------ */
+/* Transport security                                                  */
+
+/* TLS is off when cert_file is empty. With ca_file set on a server, clients
+ * must present a certificate signed by that CA (mutual TLS); on a client,
+ * ca_file is the root used to verify the server, and cert/key are the
+ * client's own certificate for mutual TLS. Paths are PEM files. */
+typedef struct rpc_tls_config {
+    char cert_file[256];
+    char key_file[256];
+    char ca_file[256];
+    /* Client only: the name to verify in the server certificate (SAN), when
+     * it differs from the target host. */
+    char server_name[128];
+} rpc_tls_config;
+
+/* ------------------------------------------------------------------ */
+/* Server                                                              */
+
+typedef struct rpc_server_config {
+    char listen[128];          /* "127.0.0.1:7000"; port 0 picks a free one */
+    char metrics_listen[128];  /* "127.0.0.1:9000"; "" turns metrics off */
+    int workers;               /* worker threads, each with its own queue */
+    int max_message_bytes;     /* larger requests: RESOURCE_EXHAUSTED */
+    int max_concurrent_streams;/* HTTP/2 streams per client connection */
+    int keepalive_ms;          /* server keepalive ping interval */
+    int shutdown_grace_ms;     /* in-flight calls get this long on SIGTERM */
+    int stream_queue_limit;    /* default per-stream queued messages */
+    rpc_tls_config tls;
+} rpc_server_config;
+
+/* Fills the defaults every service shares, with its own ports. */
+void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metrics_port);
+
+typedef struct rpc_server rpc_server;
+typedef struct rpc_call rpc_call;
+
+/* Handles one inbound call. `request` is decoded into the call's arena
+ * (a valid message of the method's input type; a body that does not decode
+ * never reaches the handler: the runtime answers INVALID_ARGUMENT
+ * bad_request). `svc` is the pointer given to rpc_server_add_service. */
+typedef void (*rpc_handler)(rpc_call *call, const ProtobufCMessage *request, void *svc);
+
+typedef struct rpc_method_impl {
+    const char *name;     /* method name as in the .proto, e.g. "CommitMove" */
+    rpc_handler handler;
+} rpc_method_impl;
+
+/* Creates a server; nothing listens until rpc_server_start. NULL on error
+ * (message in err). Free with rpc_server_destroy. */
+rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_label,
+                              char *err, size_t errlen);
+
+/* Registers every method of `svc` (from protoc-c); methods listed in `impls`
+ * (terminated by an entry with name NULL) get their handler, the others
+ * answer UNIMPLEMENTED. The service is announced by health (SERVING once the
+ * server starts) and by reflection. Returns 0, or -1 on an unknown name. */
+int rpc_server_add_service(rpc_server *s, const ProtobufCServiceDescriptor *svc,
+                           const rpc_method_impl *impls, void *svc_ctx);
+
+/* Binds, starts the workers and the metrics endpoint. Returns the bound gRPC
+ * port, or 0 on failure (message in err). */
+int rpc_server_start(rpc_server *s, char *err, size_t errlen);
+
+/* Blocks until SIGTERM or SIGINT, then drains: stops accepting calls, lets
+ * in-flight calls finish within shutdown_grace_ms, cancels what is left,
+ * stops the workers. Returns 0. */
+int rpc_server_wait(rpc_server *s);
+
+/* Drains as rpc_server_wait does, without waiting for a signal (tests,
+ * embedded use). */
+void rpc_server_stop(rpc_server *s);
+void rpc_server_destroy(rpc_server *s);
+
+/* Health status of one service name ("" is the whole server). */
+void rpc_server_set_serving(rpc_server *s, const char *service, bool serving);
+
+/* The server's metrics registry (services add their own metrics). */
+struct metrics_registry *rpc_server_metrics(rpc_server *s);
+
+/* ------------------------------------------------------------------ */
+/* Inbound call                                                        */
+
+/* The call's arena: free with the call. */
+rpc_arena *rpc_call_arena(rpc_call *call);
+/* An allocator on the call's arena, for protobuf-c unpack. */
+ProtobufCAllocator *rpc_call_allocator(rpc_call *call);
+/* First value of request metadata `key` (lower case), or NULL; the bytes are
+ * not NUL-terminated: *len has the length. Valid while the call lives. */
+const char *rpc_call_metadata(rpc_call *call, const char *key, size_t *len);
+/* Same, copied NUL-terminated into the call's arena. */
+const char *rpc_call_metadata_str(rpc_call *call, const char *key);
+/* The raw request bytes (for forwarding unchanged). Owned by the call. */
+grpc_byte_buffer *rpc_call_request_bytes(rpc_call *call);
+/* Full method path, e.g. "/scrabble.v1.Edge/GetState". */
+const char *rpc_call_method(rpc_call *call);
+/* Milliseconds until the call's deadline (INT64_MAX when none; <= 0 past). */
+int64_t rpc_call_remaining_ms(rpc_call *call);
+/* True once the client cancelled or the deadline passed. */
+bool rpc_call_cancelled(rpc_call *call);
+/* The underlying core call (to parent downstream calls). */
+grpc_call *rpc_call_core(rpc_call *call);
+
+/* Called once, on a worker thread, when the call ends without the handler
+ * having finished it (client cancel, deadline, disconnect). Used by stream
+ * handlers to unhook the call from whatever feeds it; the call stays valid
+ * until the callback returns, and the handler must then finish it (the
+ * finish is dropped quietly). */
+typedef void (*rpc_cancel_cb)(rpc_call *call, void *arg);
+void rpc_call_on_cancel(rpc_call *call, rpc_cancel_cb cb, void *arg);
+
+/* Finishes a unary call with OK and `reply` (packed immediately; the message
+ * may live in the arena). */
+void rpc_call_reply(rpc_call *call, const ProtobufCMessage *reply);
+/* Finishes a call with an error status, a stable reason (may be NULL) for
+ * the `scrabble-reason` trailer, and a printf-style human message. */
+void rpc_call_fail(rpc_call *call, grpc_status_code code, const char *reason,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void rpc_call_fail_status(rpc_call *call, const rpc_status *st);
+/* Finishes a call with pre-packed reply bytes (taken over; may be NULL) and
+ * a status (the gateway's forwarding path). */
+void rpc_call_reply_raw(rpc_call *call, grpc_byte_buffer *reply, const rpc_status *st);
+
+/* Server streaming: queue one message. Returns RPC_OK, RPC_EFULL when the
+ * queue already holds the stream's limit (the message is not queued), or
+ * RPC_ECLOSED when the call has ended. Thread-safe. */
+int rpc_stream_send(rpc_call *call, const ProtobufCMessage *msg);
+/* Per-stream queue limit (default: config stream_queue_limit). */
+void rpc_stream_set_limit(rpc_call *call, int max_queued);
+/* Ends a stream after the queued messages are sent: OK when code is
+ * GRPC_STATUS_OK. Thread-safe; later calls are ignored. */
+void rpc_call_finish(rpc_call *call, grpc_status_code code, const char *reason,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The worker thread's index (0..workers-1), or -1 off a worker. */
+int rpc_current_worker(void);
+
+/* ------------------------------------------------------------------ */
+/* Client                                                              */
+
+typedef struct rpc_channel rpc_channel;
+typedef struct rpc_loop rpc_loop;
+
+typedef struct rpc_channel_opts {
+    /* Keep this channel on its own TCP connection (one per simulated
+     * client); otherwise channels with the same target share one. */
+    bool own_connection;
+    int keepalive_ms;        /* 0: the runtime default (no pings) */
+    int max_message_bytes;   /* 0: default */
+    const rpc_tls_config *tls; /* NULL or empty cert/ca: plaintext */
+} rpc_channel_opts;
+
+/* A long-lived channel to `target` ("127.0.0.1:7100" or "ipv4:..." or
+ * "dns:///host:port"). It connects lazily and reconnects with backoff by
+ * itself. Free with rpc_channel_destroy. */
+rpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts);
+void rpc_channel_destroy(rpc_channel *ch);
+/* Asks the channel to connect now (it otherwise waits for the first call). */
+void rpc_channel_connect(rpc_channel *ch);
+/* true when the channel is READY. */
+bool rpc_channel_ready(rpc_channel *ch);
+const char *rpc_channel_target(const rpc_channel *ch);
+
+/* A thread with a completion queue on which client calls complete. The
+ * runtime has a shared one, started on first use; programs that drive many
+ * calls (the load driver) start several. */
+rpc_loop *rpc_loop_start(const char *name);
+void rpc_loop_stop(rpc_loop *loop); /* waits for pending calls to complete */
+
+typedef struct rpc_metadata {
+    const char *key;   /* lower case */
+    const char *value;
+} rpc_metadata;
+
+typedef struct rpc_client_opts {
+    int64_t timeout_ms;        /* 0: 5000 */
+    rpc_call *parent;          /* the deadline is the earlier of the two */
+    const rpc_metadata *md;
+    size_t md_count;
+    /* Decode the reply here (e.g. the inbound call's arena) so it outlives
+     * the callback; NULL: the reply is freed when the callback returns. */
+    rpc_arena *arena;
+    rpc_loop *loop;            /* NULL: as in the threading contract */
+} rpc_client_opts;
+
+/* `reply` is NULL unless st->code is OK. */
+typedef void (*rpc_unary_cb)(void *arg, const rpc_status *st, ProtobufCMessage *reply);
+
+/* Starts an async unary call. method is the full path
+ * ("/scrabble.v1.Store/CommitMove"). Returns RPC_OK, or an error code (the
+ * callback is then not called). */
+int rpc_client_unary(rpc_channel *ch, const char *method, const ProtobufCMessage *req,
+                     const ProtobufCMessageDescriptor *reply_desc,
+                     const rpc_client_opts *opts, rpc_unary_cb cb, void *arg);
+
+/* Raw variant: `req` is not consumed; `reply` is the callee's to destroy
+ * (grpc_byte_buffer_destroy), NULL on error or when the server sent none. */
+typedef void (*rpc_raw_cb)(void *arg, const rpc_status *st, grpc_byte_buffer *reply);
+int rpc_client_raw(rpc_channel *ch, const char *method, grpc_byte_buffer *req,
+                   const rpc_client_opts *opts, rpc_raw_cb cb, void *arg);
+
+/* Blocking unary call, from any thread (tools, tests, start-up). On OK,
+ * *reply is allocated with `alloc` (NULL: malloc; free with
+ * protobuf_c_message_free_unpacked(*reply, alloc)). Returns st->code. */
+grpc_status_code rpc_client_unary_sync(rpc_channel *ch, const char *method,
+                                       const ProtobufCMessage *req,
+                                       const ProtobufCMessageDescriptor *reply_desc,
+                                       const rpc_client_opts *opts,
+                                       ProtobufCAllocator *alloc,
+                                       ProtobufCMessage **reply, rpc_status *st);
+
+/* Server-streaming client call. on_msg gets each message (freed when it
+ * returns); on_end is called exactly once with the final status, after which
+ * the stream object is freed by the runtime. */
+typedef struct rpc_client_stream rpc_client_stream;
+typedef void (*rpc_stream_msg_cb)(void *arg, ProtobufCMessage *msg);
+typedef void (*rpc_stream_end_cb)(void *arg, const rpc_status *st);
+rpc_client_stream *rpc_client_stream_open(rpc_channel *ch, const char *method,
+                                          const ProtobufCMessage *req,
+                                          const ProtobufCMessageDescriptor *reply_desc,
+                                          const rpc_client_opts *opts,
+                                          rpc_stream_msg_cb on_msg,
+                                          rpc_stream_end_cb on_end, void *arg);
+/* Cancels; on_end still follows (CANCELLED). Safe until on_end has run. */
+void rpc_client_stream_cancel(rpc_client_stream *st);
+
+/* ------------------------------------------------------------------ */
+/* Codec                                                               */
+
+/* Packs a message into a new byte buffer (caller destroys). */
+grpc_byte_buffer *rpc_pack(const ProtobufCMessage *msg);
+/* Unpacks a byte buffer; NULL when the bytes are not a valid message. The
+ * message is allocated with `alloc` (NULL: malloc). A NULL buffer decodes as
+ * the empty message. */
+ProtobufCMessage *rpc_unpack(const ProtobufCMessageDescriptor *desc, grpc_byte_buffer *bb,
+                             ProtobufCAllocator *alloc);
+
+/* "/<package>.<Service>/<Method>" for method `name` of `svc`, written into
+ * buf; returns buf. */
+const char *rpc_method_path(const ProtobufCServiceDescriptor *svc, const char *name,
+                            char *buf, size_t len);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * internal.h — what the runtime's own files share and nothing else sees.
+ */
+#ifndef RPC_INTERNAL_H
+#define RPC_INTERNAL_H
+
+#include <grpc/grpc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rpc/rpc.h"
+
+#define rpc__container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* Everything put on a completion queue is an rpc__tag: the loop calls
+ * fn(tag, ok) on the queue's thread. */
+typedef struct rpc__tag {
+    void (*fn)(struct rpc__tag *tag, bool ok);
+} rpc__tag;
+
+/* A thread draining one completion queue. Server workers and client loops
+ * are both loops. */
+struct rpc_loop {
+    grpc_completion_queue *cq;
+    pthread_t thread;
+    int worker_index; /* >= 0 for a server worker, -1 for a client loop */
+    char name[32];
+    atomic_long pending; /* client calls started on this loop, not completed */
+    bool started;
+};
+
+/* Creates the queue (not the thread). */
+int rpc__loop_init(rpc_loop *loop, const char *name, int worker_index);
+int rpc__loop_run(rpc_loop *loop);   /* starts the thread */
+void rpc__loop_shutdown(rpc_loop *loop); /* shuts the queue down, joins */
+
+/* The loop the calling thread drains, or NULL. */
+rpc_loop *rpc__current_loop(void);
+/* The loop client completions should land on for this thread. */
+rpc_loop *rpc__client_loop_for(const rpc_client_opts *opts);
+
+/* Absolute realtime deadline for a client call. */
+gpr_timespec rpc__client_deadline(const rpc_client_opts *opts);
+
+/* Builds an rpc_status from a received status + trailing metadata. */
+void rpc__status_from_core(rpc_status *st, grpc_status_code code, grpc_slice details,
+                           const grpc_metadata_array *trailing);
+
+/* Reads a whole PEM file into a malloc'd NUL-terminated string (caller
+ * frees), or NULL. */
+char *rpc__read_file(const char *path);
+
+/* Health: per-server registry of service statuses and Watch streams. */
+typedef struct rpc__health rpc__health;
+rpc__health *rpc__health_create(void);
+void rpc__health_destroy(rpc__health *h);
+void rpc__health_set(rpc__health *h, const char *service, bool serving);
+void rpc__health_set_all(rpc__health *h, bool serving);
+int rpc__health_register(rpc_server *s, rpc__health *h);
+
+/* Reflection over the embedded descriptor set. */
+void *rpc__reflection_register(rpc_server *s); /* NULL on failure */
+void rpc__reflection_free(void *ctx);
+
+/* A bidi-streaming method served by a function that maps each request
+ * message to one reply message (allocated in `arena`, freed after send). */
+typedef ProtobufCMessage *(*rpc__bidi_fn)(rpc_call *call, const ProtobufCMessage *req,
+                                          rpc_arena *arena, void *ctx);
+int rpc__server_add_bidi(rpc_server *s, const char *path,
+                         const ProtobufCMessageDescriptor *input, rpc__bidi_fn fn, void *ctx);
+
+/* Names of the services registered (for reflection's list_services). */
+size_t rpc__server_service_names(rpc_server *s, const char **out, size_t max);
+
+#endif

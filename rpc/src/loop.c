@@ -1,0 +1,150 @@
+/*
+ * loop.c — threads that drain completion queues, and the client-side choice
+ * of which queue a call completes on.
+ */
+#include <grpc/support/time.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rpc/log.h"
+
+static __thread rpc_loop *rpc__tls_loop;
+
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+static rpc_loop *shared_loop; /* the runtime's shared client loop */
+
+rpc_loop *rpc__current_loop(void) { return rpc__tls_loop; }
+
+int rpc_current_worker(void) { return rpc__tls_loop ? rpc__tls_loop->worker_index : -1; }
+
+int rpc__loop_init(rpc_loop *loop, const char *name, int worker_index)
+{
+    memset(loop, 0, sizeof(*loop));
+    snprintf(loop->name, sizeof(loop->name), "%s", name);
+    loop->worker_index = worker_index;
+    loop->cq = grpc_completion_queue_create_for_next(NULL);
+    return loop->cq ? RPC_OK : RPC_ERROR;
+}
+
+static void *rpc__loop_main(void *arg)
+{
+    rpc_loop *loop = arg;
+    rpc__tls_loop = loop;
+    for (;;) {
+        grpc_event ev = grpc_completion_queue_next(loop->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        if (ev.type == GRPC_QUEUE_SHUTDOWN)
+            break;
+        if (ev.type != GRPC_OP_COMPLETE)
+            continue;
+        rpc__tag *tag = ev.tag;
+        tag->fn(tag, ev.success != 0);
+    }
+    return NULL;
+}
+
+int rpc__loop_run(rpc_loop *loop)
+{
+    if (pthread_create(&loop->thread, NULL, rpc__loop_main, loop) != 0)
+        return RPC_ERROR;
+    loop->started = true;
+    return RPC_OK;
+}
+
+void rpc__loop_shutdown(rpc_loop *loop)
+{
+    if (loop->cq == NULL)
+        return;
+    grpc_completion_queue_shutdown(loop->cq);
+    if (loop->started)
+        pthread_join(loop->thread, NULL);
+    else {
+        /* Never ran: drain here so the queue can be destroyed. */
+        while (grpc_completion_queue_next(loop->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+               GRPC_QUEUE_SHUTDOWN)
+            ;
+    }
+    grpc_completion_queue_destroy(loop->cq);
+    loop->cq = NULL;
+    loop->started = false;
+}
+
+rpc_loop *rpc_loop_start(const char *name)
+{
+    rpc_loop *loop = calloc(1, sizeof(*loop));
+    if (loop == NULL)
+        return NULL;
+    if (rpc__loop_init(loop, name, -1) != RPC_OK || rpc__loop_run(loop) != RPC_OK) {
+        if (loop->cq)
+            grpc_completion_queue_destroy(loop->cq);
+        free(loop);
+        return NULL;
+    }
+    return loop;
+}
+
+void rpc_loop_stop(rpc_loop *loop)
+{
+    if (loop == NULL)
+        return;
+    /* Calls still pending complete before the queue reports shutdown. */
+    rpc__loop_shutdown(loop);
+    free(loop);
+}
+
+static void rpc__shared_loop_start(void) { shared_loop = rpc_loop_start("rpc-client"); }
+
+rpc_loop *rpc__client_loop_for(const rpc_client_opts *opts)
+{
+    if (opts && opts->loop)
+        return opts->loop;
+    if (rpc__tls_loop)
+        return rpc__tls_loop;
+    pthread_once(&shared_once, rpc__shared_loop_start);
+    return shared_loop;
+}
+
+void rpc_init(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    grpc_init();
+}
+
+void rpc_shutdown(void)
+{
+    if (shared_loop) {
+        rpc_loop_stop(shared_loop);
+        shared_loop = NULL;
+    }
+    grpc_shutdown();
+}
+
+char *rpc__read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) != 0)
+        goto fail;
+    long n = ftell(f);
+    if (n < 0 || fseek(f, 0, SEEK_SET) != 0)
+        goto fail;
+    buf = malloc((size_t)n + 1);
+    if (buf == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n)
+        goto fail;
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+fail:
+    free(buf);
+    fclose(f);
+    return NULL;
+}

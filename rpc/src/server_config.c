@@ -1,0 +1,58 @@
+/*
+ * server_config.c — the settings every server shares (struct
+ * rpc_server_config in rpc/rpc.h): their defaults and their option table.
+ *
+ * The table's options have def NULL on purpose: each service pre-fills the
+ * struct with rpc_server_config_defaults (its own ports) and the table then
+ * only overrides from the environment and the flags.
+ */
+#include "rpc/cfg.h"
+#include "rpc/rpc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define RPC__MIB (1024 * 1024)
+
+void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metrics_port)
+{
+    memset(cfg, 0, sizeof(*cfg)); /* tls: all empty, so TLS is off */
+    snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:%d", grpc_port);
+    snprintf(cfg->metrics_listen, sizeof(cfg->metrics_listen), "127.0.0.1:%d", metrics_port);
+    cfg->workers = 2;
+    cfg->max_message_bytes = 4 * RPC__MIB;
+    cfg->max_concurrent_streams = 1000;
+    cfg->keepalive_ms = 2 * 60 * 60 * 1000; /* gRPC's own default: 2 hours */
+    cfg->shutdown_grace_ms = 5000;
+    cfg->stream_queue_limit = 256;
+}
+
+const cfg_option rpc_server_cfg_options[] = {
+    CFG_STR_OPT(rpc_server_config, listen, "listen", NULL,
+                "gRPC listen address host:port (port 0 picks a free one)"),
+    CFG_STR_OPT(rpc_server_config, metrics_listen, "metrics-listen", NULL,
+                "Prometheus /metrics listen address host:port (empty: no metrics endpoint)"),
+    CFG_INT_OPT(rpc_server_config, workers, "workers", 1, 64, NULL,
+                "worker threads, each with its own completion queue"),
+    CFG_INT_OPT(rpc_server_config, max_message_bytes, "max-message-bytes", 1024, 64 * RPC__MIB,
+                NULL, "largest accepted request message in bytes"),
+    CFG_INT_OPT(rpc_server_config, max_concurrent_streams, "max-concurrent-streams", 1, 100000,
+                NULL, "HTTP/2 streams allowed per client connection"),
+    CFG_DUR_OPT(rpc_server_config, keepalive_ms, "keepalive", 1000, 86400000, NULL,
+                "interval of the server's keepalive pings"),
+    CFG_DUR_OPT(rpc_server_config, shutdown_grace_ms, "shutdown-grace", 0, 600000, NULL,
+                "how long in-flight calls may run on after SIGTERM"),
+    CFG_INT_OPT(rpc_server_config, stream_queue_limit, "stream-queue-limit", 1, 100000, NULL,
+                "messages a server stream may queue before sends fail with RPC_EFULL"),
+    CFG_STR_OPT(rpc_server_config, tls.cert_file, "tls-cert", NULL,
+                "PEM certificate of this server (empty: plaintext)"),
+    CFG_STR_OPT(rpc_server_config, tls.key_file, "tls-key", NULL,
+                "PEM private key of tls-cert"),
+    CFG_STR_OPT(rpc_server_config, tls.ca_file, "tls-ca", NULL,
+                "PEM CA; when set, clients must present a certificate it signed (mutual TLS)"),
+    CFG_STR_OPT(rpc_server_config, tls.server_name, "tls-server-name", NULL,
+                "name to verify in a peer's certificate when it differs from the host"),
+};
+
+const size_t rpc_server_cfg_options_count =
+    sizeof(rpc_server_cfg_options) / sizeof(rpc_server_cfg_options[0]);
