@@ -29,6 +29,10 @@ struct rpc_loop {
     char name[32];
     atomic_long pending; /* client calls started on this loop, not completed */
     bool started;
+    /* Server call objects finished on this loop, kept for reuse (touched
+     * only by the loop's own thread). */
+    struct rpc_call *free_calls;
+    int nfree_calls;
 };
 
 /* Creates the queue (not the thread). */

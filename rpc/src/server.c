@@ -83,6 +83,9 @@ struct rpc_call {
     grpc_byte_buffer *request;
     rpc_arena *arena;
     int64_t started_ns;
+    rpc_call *next_free; /* on the loop's free list */
+    bool close_posted;   /* RECV_CLOSE_ON_SERVER is in flight (own batch or the final one) */
+    bool close_in_final; /* ... as part of the final status batch */
     atomic_int refs;
     atomic_bool cancelled;
     int close_cancelled;
@@ -288,16 +291,67 @@ struct metrics_registry *rpc_server_metrics(rpc_server *s) { return s->metrics; 
 /* ------------------------------------------------------------------ */
 /* Call objects                                                        */
 
+static void rpc__bidi_step(rpc_call *c);
+
+/* Runs the method: the handler, the bidi step, or an error status. */
+static void rpc__dispatch(rpc_call *c)
+{
+    if (c->method == NULL) {
+        c->deadline = c->details.deadline;
+        rpc_call_fail(c, GRPC_STATUS_UNIMPLEMENTED, "unimplemented", "unknown method");
+        return;
+    }
+    rpc__method *m = c->method;
+    switch (m->kind) {
+    case RPC__METHOD_UNIMPLEMENTED:
+        rpc_call_fail(c, GRPC_STATUS_UNIMPLEMENTED, "unimplemented", "%s is not implemented yet",
+                      m->path);
+        return;
+    case RPC__METHOD_BIDI:
+        rpc__bidi_step(c);
+        return;
+    case RPC__METHOD_HANDLER: {
+        ProtobufCMessage *req = NULL;
+        if (c->request != NULL)
+            req = rpc_unpack(m->input, c->request, rpc_arena_allocator(c->arena));
+        if (req == NULL) {
+            rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                          "request is not a valid %s", m->input->name);
+            return;
+        }
+        m->handler(c, req, m->ctx);
+        return;
+    }
+    }
+}
+
 static void rpc__call_arrived(rpc__tag *tag, bool ok);
 static void rpc__call_closed(rpc__tag *tag, bool ok);
 static void rpc__call_sent(rpc__tag *tag, bool ok);
 static void rpc__call_bidi_recv(rpc__tag *tag, bool ok);
+static void rpc__bidi_step(rpc_call *c);
+
+#define RPC__MAX_FREE_CALLS 256
 
 static rpc_call *rpc__call_new(rpc_server *s, rpc_loop *loop, rpc__method *m)
 {
-    rpc_call *c = calloc(1, sizeof(*c));
-    if (c == NULL)
-        return NULL;
+    /* Reuse a call object this loop finished earlier: saves the allocation,
+     * the arena's first block and the mutex set-up on every call. */
+    rpc_call *c = (rpc__current_loop() == loop) ? loop->free_calls : NULL;
+    if (c) {
+        loop->free_calls = c->next_free;
+        loop->nfree_calls--;
+        rpc_arena *arena = c->arena;
+        pthread_mutex_t mu = c->mu;
+        memset(c, 0, sizeof(*c));
+        c->arena = arena;
+        c->mu = mu;
+    } else {
+        c = calloc(1, sizeof(*c));
+        if (c == NULL)
+            return NULL;
+        pthread_mutex_init(&c->mu, NULL);
+    }
     c->arrive_tag.fn = rpc__call_arrived;
     c->close_tag.fn = rpc__call_closed;
     c->send_tag.fn = rpc__call_sent;
@@ -310,7 +364,6 @@ static rpc_call *rpc__call_new(rpc_server *s, rpc_loop *loop, rpc__method *m)
     c->status_details = grpc_empty_slice();
     grpc_metadata_array_init(&c->request_md);
     grpc_call_details_init(&c->details);
-    pthread_mutex_init(&c->mu, NULL);
     return c;
 }
 
@@ -338,10 +391,37 @@ static void rpc__call_free(rpc_call *c)
     grpc_call_details_destroy(&c->details);
     if (c->call)
         grpc_call_unref(c->call);
+    rpc_loop *loop = c->loop;
+    if (loop && rpc__current_loop() == loop && loop->nfree_calls < RPC__MAX_FREE_CALLS &&
+        !c->server->stopped) {
+        if (c->arena)
+            rpc_arena_reset(c->arena);
+        c->next_free = loop->free_calls;
+        loop->free_calls = c;
+        loop->nfree_calls++;
+        return;
+    }
     if (c->arena)
         rpc_arena_destroy(c->arena);
     pthread_mutex_destroy(&c->mu);
     free(c);
+}
+
+/* Frees the loop's reusable call objects (at shutdown, on the loop's
+ * thread or after it has stopped). */
+static void rpc__loop_free_calls(rpc_loop *loop)
+{
+    rpc_call *c = loop->free_calls;
+    while (c) {
+        rpc_call *next = c->next_free;
+        if (c->arena)
+            rpc_arena_destroy(c->arena);
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        c = next;
+    }
+    loop->free_calls = NULL;
+    loop->nfree_calls = 0;
 }
 
 /* Posts one request for method m (or a generic one when m is NULL) on the
@@ -410,12 +490,21 @@ static void rpc__send_status_locked(rpc_call *c)
         c->trailing[0].value = grpc_slice_from_copied_string(st->reason);
         c->trailing_count = 1;
     }
-    grpc_op ops[3];
+    grpc_op ops[4];
     memset(ops, 0, sizeof(ops));
     int n = 0;
     if (!c->initial_md_sent) {
         ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
         c->initial_md_sent = true;
+    }
+    if (!c->close_posted) {
+        /* A handler that finishes before returning never needed to hear of
+         * a cancel: its close rides in the final batch (one completion per
+         * call instead of two). */
+        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        ops[n++].data.recv_close_on_server.cancelled = &c->close_cancelled;
+        c->close_posted = true;
+        c->close_in_final = true;
     }
     if (c->final_msg) {
         ops[n].op = GRPC_OP_SEND_MESSAGE;
@@ -431,10 +520,9 @@ static void rpc__send_status_locked(rpc_call *c)
     if (grpc_call_start_batch(c->call, ops, (size_t)n, &c->send_tag, NULL) != GRPC_CALL_OK) {
         log_error("start_batch_failed", "method=%s what=status", rpc_call_method(c));
         c->sending = false;
-        /* Nothing will complete: drop the finish reference here. The caller
-         * holds no reference of its own, so unlock happens before free in
-         * rpc__finish (see the deferred flag). */
         c->closed = true;
+        /* Nothing will complete: the caller drops the finish reference (and
+         * the close reference when it rode in this batch). */
     }
 }
 
@@ -474,7 +562,10 @@ static void rpc__call_sent(rpc__tag *tag, bool ok)
     }
     if (c->state == RPC__CALL_FINISHING) {
         /* The final status went out (or failed): this was the last send. */
+        bool close_too = c->close_in_final;
         pthread_mutex_unlock(&c->mu);
+        if (close_too)
+            rpc__call_unref(c);
         rpc__call_unref(c);
         return;
     }
@@ -485,7 +576,10 @@ static void rpc__call_sent(rpc__tag *tag, bool ok)
     if (!c->sending && c->finish_requested) {
         rpc__send_status_locked(c);
         if (!c->sending) { /* could not start */
+            bool close_too = c->close_in_final;
             pthread_mutex_unlock(&c->mu);
+            if (close_too)
+                rpc__call_unref(c);
             rpc__call_unref(c);
             return;
         }
@@ -510,7 +604,10 @@ static void rpc__finish(rpc_call *c, grpc_byte_buffer *msg, const rpc_status *st
     if (!c->sending) {
         rpc__send_status_locked(c);
         if (!c->sending) {
+            bool close_too = c->close_in_final;
             pthread_mutex_unlock(&c->mu);
+            if (close_too)
+                rpc__call_unref(c);
             rpc__call_unref(c);
             return;
         }
@@ -681,46 +778,29 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
 
     c->state = RPC__CALL_ACTIVE;
     c->started_ns = rpc__now_ns();
-    atomic_store(&c->refs, 2); /* close batch + final status batch */
+    atomic_store(&c->refs, 2); /* close + final status */
     atomic_fetch_add(&s->live_calls, 1);
     metric_add(s->calls_live, 1);
     if (c->method)
         metric_add(c->method->in_flight, 1);
-    c->arena = rpc_arena_create(0);
+    if (c->arena == NULL)
+        c->arena = rpc_arena_create(0);
 
-    grpc_op op;
-    memset(&op, 0, sizeof(op));
-    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    op.data.recv_close_on_server.cancelled = &c->close_cancelled;
-    if (grpc_call_start_batch(c->call, &op, 1, &c->close_tag, NULL) != GRPC_CALL_OK)
-        atomic_fetch_sub(&c->refs, 1);
+    rpc__dispatch(c);
 
-    if (c->method == NULL) {
-        c->deadline = c->details.deadline;
-        rpc_call_fail(c, GRPC_STATUS_UNIMPLEMENTED, "unimplemented", "unknown method");
-        return;
-    }
-    rpc__method *m = c->method;
-    switch (m->kind) {
-    case RPC__METHOD_UNIMPLEMENTED:
-        rpc_call_fail(c, GRPC_STATUS_UNIMPLEMENTED, "unimplemented", "%s is not implemented yet",
-                      m->path);
-        return;
-    case RPC__METHOD_BIDI:
-        rpc__bidi_step(c);
-        return;
-    case RPC__METHOD_HANDLER: {
-        ProtobufCMessage *req = NULL;
-        if (c->request != NULL)
-            req = rpc_unpack(m->input, c->request, rpc_arena_allocator(c->arena));
-        if (req == NULL) {
-            rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
-                          "request is not a valid %s", m->input->name);
-            return;
-        }
-        m->handler(c, req, m->ctx);
-        return;
-    }
+    /* Still unfinished (a deferred reply or a stream): listen for the
+     * client's close now so a cancel reaches the handler. */
+    pthread_mutex_lock(&c->mu);
+    bool post_close = !c->close_posted;
+    c->close_posted = true;
+    pthread_mutex_unlock(&c->mu);
+    if (post_close) {
+        grpc_op op;
+        memset(&op, 0, sizeof(op));
+        op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        op.data.recv_close_on_server.cancelled = &c->close_cancelled;
+        if (grpc_call_start_batch(c->call, &op, 1, &c->close_tag, NULL) != GRPC_CALL_OK)
+            rpc__call_unref(c);
     }
 }
 
@@ -870,8 +950,10 @@ void rpc_server_stop(rpc_server *s)
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    for (int w = 0; w < s->nworkers; w++)
+    for (int w = 0; w < s->nworkers; w++) {
         rpc__loop_shutdown(&s->workers[w]);
+        rpc__loop_free_calls(&s->workers[w]);
+    }
     log_info("server_stopped", "live_calls=%d", atomic_load(&s->live_calls));
 }
 
