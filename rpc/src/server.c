@@ -680,6 +680,23 @@ int rpc_stream_send(rpc_call *c, const ProtobufCMessage *msg)
     return RPC_OK;
 }
 
+void rpc_stream_begin(rpc_call *c)
+{
+    pthread_mutex_lock(&c->mu);
+    if (!c->initial_md_sent && !c->sending && !c->finish_requested && !c->closed) {
+        grpc_op op;
+        memset(&op, 0, sizeof(op));
+        op.op = GRPC_OP_SEND_INITIAL_METADATA;
+        c->initial_md_sent = true;
+        c->sending = true;
+        if (grpc_call_start_batch(c->call, &op, 1, &c->send_tag, NULL) != GRPC_CALL_OK) {
+            c->sending = false;
+            c->closed = true;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
 void rpc_stream_set_limit(rpc_call *c, int max_queued)
 {
     pthread_mutex_lock(&c->mu);

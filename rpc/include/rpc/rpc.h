@@ -172,6 +172,10 @@ void rpc_call_reply_raw(rpc_call *call, grpc_byte_buffer *reply, const rpc_statu
  * queue already holds the stream's limit (the message is not queued), or
  * RPC_ECLOSED when the call has ended. Thread-safe. */
 int rpc_stream_send(rpc_call *call, const ProtobufCMessage *msg);
+/* Sends the response headers now, so the client sees the stream open
+ * before the first message (otherwise they go with the first message).
+ * Thread-safe; does nothing once anything was sent. */
+void rpc_stream_begin(rpc_call *call);
 /* Per-stream queue limit (default: config stream_queue_limit). */
 void rpc_stream_set_limit(rpc_call *call, int max_queued);
 /* Ends a stream after the queued messages are sent: OK when code is

@@ -1,0 +1,285 @@
+/*
+ * accounts.c — the Edge methods store-svc answers: sessions, profiles,
+ * stats, invitations, the game list. Each translates the Edge request into
+ * the Store one where they differ (the caller's account id is added from
+ * the authenticated identity, never taken from the client), calls store-svc
+ * asynchronously on its long-lived channel, and relays the reply.
+ *
+ * Replies are decoded into the call's arena (gw_downstream_opts) so a
+ * callback may keep them across a second downstream call.
+ */
+#include "gateway.h"
+
+#include "publish.h"
+#include "route.h"
+#include "scrabble/v1/edge.pb-c.h"
+#include "scrabble/v1/game.pb-c.h"
+#include "scrabble/v1/store.pb-c.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define GW_STORE(M) "/scrabble.v1.Store/" #M
+
+static void gw_acc__relay(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    rpc_call_reply(r->call, reply);
+}
+
+static void gw_acc__store(gw_req *r, const char *method, const ProtobufCMessage *req,
+                          const ProtobufCMessageDescriptor *reply_desc, rpc_unary_cb cb)
+{
+    rpc_client_opts o = gw_downstream_opts(r);
+    if (rpc_client_unary(r->gw->store, method, req, reply_desc, &o, cb, r) != RPC_OK)
+        rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store service unreachable");
+}
+
+static bool gw_acc__oom(gw_req *r, const void *p)
+{
+    if (p)
+        return false;
+    rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "unavailable", "out of memory");
+    return true;
+}
+
+/* ---- sessions ---------------------------------------------------- */
+
+/* A fresh token is put in the cache at once: the client's next call is a
+ * cache hit rather than a store round-trip. */
+static void gw_acc__session_opened(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    if (st->code == GRPC_STATUS_OK) {
+        const Scrabble__V1__AuthReply *a = (const Scrabble__V1__AuthReply *)reply;
+        gw_auth_remember(r->gw, a->token, a->account_id, a->handle, a->expires_at_ms);
+    }
+    gw_acc__relay(arg, st, reply);
+}
+
+void gw_acc_register(gw_req *r)
+{
+    gw_acc__store(r, GW_STORE(Register), r->msg, &scrabble__v1__auth_reply__descriptor,
+                  gw_acc__session_opened);
+}
+
+void gw_acc_login(gw_req *r)
+{
+    gw_acc__store(r, GW_STORE(Login), r->msg, &scrabble__v1__auth_reply__descriptor,
+                  gw_acc__session_opened);
+}
+
+/* ---- profiles and stats ------------------------------------------ */
+
+void gw_acc_get_profile(gw_req *r)
+{
+    const Scrabble__V1__GetProfileRequest *in = (const Scrabble__V1__GetProfileRequest *)r->msg;
+    if (in->account_id < 0) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "account_id must not be negative");
+        return;
+    }
+    Scrabble__V1__GetProfileRequest *q = RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__GetProfileRequest,
+                                                       scrabble__v1__get_profile_request__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->account_id = in->account_id;
+    q->handle = in->handle;
+    if (in->account_id == 0 && (!in->handle || !in->handle[0]))
+        q->account_id = r->who.account_id;
+    gw_acc__store(r, GW_STORE(GetAccount), &q->base, &scrabble__v1__profile__descriptor, gw_acc__relay);
+}
+
+void gw_acc_update_profile(gw_req *r)
+{
+    const Scrabble__V1__UpdateProfileRequest *in = (const Scrabble__V1__UpdateProfileRequest *)r->msg;
+    Scrabble__V1__StoreUpdateProfileRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__StoreUpdateProfileRequest,
+                      scrabble__v1__store_update_profile_request__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->account_id = r->who.account_id;
+    q->display_name = in->display_name;
+    q->bio = in->bio;
+    gw_acc__store(r, GW_STORE(UpdateProfile), &q->base, &scrabble__v1__profile__descriptor, gw_acc__relay);
+}
+
+void gw_acc_get_stats(gw_req *r)
+{
+    const Scrabble__V1__GetStatsRequest *in = (const Scrabble__V1__GetStatsRequest *)r->msg;
+    if (in->account_id < 0) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "account_id must not be negative");
+        return;
+    }
+    Scrabble__V1__GetStatsRequest *q = RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__GetStatsRequest,
+                                                     scrabble__v1__get_stats_request__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->account_id = in->account_id ? in->account_id : r->who.account_id;
+    gw_acc__store(r, GW_STORE(GetStats), &q->base, &scrabble__v1__stats__descriptor, gw_acc__relay);
+}
+
+/* ---- invitations ------------------------------------------------- */
+
+/* Store created the invitation: every invitee (seats 1..) gets an
+ * INVITATION event. Publishing is queued to the publisher thread, so the
+ * reply is not held up by Redis; if Redis is down the invitee still finds
+ * the invitation with ListInvitations. */
+static void gw_acc__invited(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    Scrabble__V1__Invitation *inv = (Scrabble__V1__Invitation *)reply;
+    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION;
+    ev.invitation = inv;
+    ev.from_account_id = r->who.account_id;
+    ev.from_handle = r->who.handle;
+    ev.at_ms = gw_now_ms();
+    for (size_t i = 0; i < inv->n_seats; i++) {
+        int64_t to = inv->seats[i]->account_id;
+        if (to <= 0 || to == r->who.account_id)
+            continue;
+        gw_publish_event(r->gw->publisher, to, &ev.base);
+    }
+    rpc_call_reply(r->call, reply);
+}
+
+void gw_acc_invite(gw_req *r)
+{
+    const Scrabble__V1__InviteRequest *in = (const Scrabble__V1__InviteRequest *)r->msg;
+    if (in->n_invitee_handles < 1 || in->n_invitee_handles > 3) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_seats", "invite 1 to 3 other players");
+        return;
+    }
+    Scrabble__V1__CreateInvitationRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__CreateInvitationRequest,
+                      scrabble__v1__create_invitation_request__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->inviter_id = r->who.account_id;
+    q->n_invitee_handles = in->n_invitee_handles;
+    q->invitee_handles = in->invitee_handles;
+    q->lexicon = in->lexicon;
+    gw_acc__store(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
+                  gw_acc__invited);
+}
+
+static void gw_acc__game_created(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    Scrabble__V1__Invitation *inv = r->step;
+    inv->status = SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_STARTED;
+    inv->game_id = ((const Scrabble__V1__GameState *)reply)->game_id;
+    rpc_call_reply(r->call, &inv->base);
+}
+
+static bool gw_acc__all_accepted(const Scrabble__V1__Invitation *inv)
+{
+    if (inv->status != SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN || inv->game_id != 0 ||
+        inv->n_seats < 2)
+        return false;
+    /* Seat 0 is the inviter, who accepted by inviting; store may record
+     * that seat's answer either way. */
+    for (size_t i = 1; i < inv->n_seats; i++)
+        if (inv->seats[i]->answer != SCRABBLE__V1__INVITEE_ANSWER__INVITEE_ANSWER_ACCEPTED)
+            return false;
+    return true;
+}
+
+/* The answer is stored; if it was the last acceptance, game-svc (the
+ * instance chosen by the invitation id) creates the game, publishes
+ * GAME_STARTED to every seat and YOUR_TURN to seat 0, and the reply carries
+ * the game id. CreateGame is idempotent per invitation, so a retry after a
+ * lost reply starts nothing twice. */
+static void gw_acc__responded(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    Scrabble__V1__Invitation *inv = (Scrabble__V1__Invitation *)reply;
+    if (!gw_acc__all_accepted(inv)) {
+        rpc_call_reply(r->call, reply);
+        return;
+    }
+    Scrabble__V1__CreateGameRequest *q = RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__CreateGameRequest,
+                                                       scrabble__v1__create_game_request__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->invitation_id = inv->invitation_id;
+    r->step = inv;
+    gw_ctx *gw = r->gw;
+    int owner = gw_route_pick(inv->invitation_id, gw->game_hash, (size_t)gw->ngames);
+    rpc_client_opts o = gw_downstream_opts(r);
+    if (rpc_client_unary(gw->games[owner], "/scrabble.v1.Game/CreateGame", &q->base,
+                         &scrabble__v1__game_state__descriptor, &o, gw_acc__game_created, r) != RPC_OK)
+        rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "game service unreachable");
+}
+
+void gw_acc_respond_invitation(gw_req *r)
+{
+    const Scrabble__V1__RespondInvitationRequest *in = (const Scrabble__V1__RespondInvitationRequest *)r->msg;
+    if (in->invitation_id <= 0) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "invitation_id must be positive");
+        return;
+    }
+    Scrabble__V1__StoreRespondInvitationRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__StoreRespondInvitationRequest,
+                      scrabble__v1__store_respond_invitation_request__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->account_id = r->who.account_id;
+    q->invitation_id = in->invitation_id;
+    q->accept = in->accept;
+    gw_acc__store(r, GW_STORE(RespondInvitation), &q->base, &scrabble__v1__invitation__descriptor,
+                  gw_acc__responded);
+}
+
+void gw_acc_list_invitations(gw_req *r)
+{
+    Scrabble__V1__AccountRef *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__AccountRef, scrabble__v1__account_ref__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->account_id = r->who.account_id;
+    gw_acc__store(r, GW_STORE(ListInvitations), &q->base, &scrabble__v1__list_invitations_reply__descriptor,
+                  gw_acc__relay);
+}
+
+/* ---- games list -------------------------------------------------- */
+
+void gw_acc_list_games(gw_req *r)
+{
+    const Scrabble__V1__ListGamesRequest *in = (const Scrabble__V1__ListGamesRequest *)r->msg;
+    if (in->page_size < 0 || in->page_size > 100) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "page_size must be 0..100");
+        return;
+    }
+    if ((int)in->status < 0 || in->status > SCRABBLE__V1__GAME_STATUS__GAME_STATUS_FINISHED) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "unknown game status");
+        return;
+    }
+    Scrabble__V1__StoreListGamesRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__StoreListGamesRequest,
+                      scrabble__v1__store_list_games_request__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->account_id = r->who.account_id;
+    q->status = in->status;
+    q->page_size = in->page_size ? in->page_size : 20;
+    q->page_token = in->page_token;
+    gw_acc__store(r, GW_STORE(ListGames), &q->base, &scrabble__v1__list_games_reply__descriptor,
+                  gw_acc__relay);
+}

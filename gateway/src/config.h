@@ -1,0 +1,42 @@
+/*
+ * config.h — the gateway's settings: the shared server options (listen,
+ * workers, HTTP/2 streams per connection, keepalive, message size, ...)
+ * plus its own, all from one declarative table with SCRABBLE_GATEWAY_*
+ * environment twins.
+ */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include "rpc/rpc.h"
+
+#define GW_MAX_GAME_INSTANCES 32
+
+typedef struct gw_config {
+    rpc_server_config rpc;
+    char store[256];            /* store-svc target */
+    char games[2048];           /* comma-separated game-svc targets */
+    char redis[256];            /* host:port */
+    int auth_ttl_ms;            /* positive cache entries live this long */
+    int auth_negative_ttl_ms;   /* rejected tokens are remembered this long */
+    int auth_cache_size;        /* entries */
+    int rate[4], burst[4];      /* by gw_rate_class */
+    int ratelimit_accounts;     /* accounts tracked by the limiter */
+    int subscriber_queue;       /* events queued per Subscribe stream */
+    int max_streams_per_account;
+    int downstream_timeout_ms;
+    int publish_queue;          /* INVITATION events waiting for Redis */
+    char log_level[16];
+} gw_config;
+
+enum { GW_CFG_OK = 0, GW_CFG_ERROR = -1, GW_CFG_HELP = 1 };
+
+/* Fills cfg from defaults, SCRABBLE_GATEWAY_* and argv. Returns GW_CFG_OK,
+ * GW_CFG_HELP (usage printed) or GW_CFG_ERROR (message in err). */
+int gw_config_load(gw_config *cfg, int argc, char **argv, char *err, size_t errlen);
+
+/* Splits cfg->games into at most `max` trimmed targets written into
+ * names[i] (each 128 bytes). Returns the count, or -1 when an entry is
+ * empty or too long or there are too many. */
+int gw_config_game_targets(const gw_config *cfg, char names[][128], int max);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * gateway.h — the gateway's server context and the per-call request state
+ * every handler module shares.
+ *
+ * A call flows: edge.c dispatch -> auth.c (token -> account, cached; on a
+ * miss an async store call, continuing in its callback) -> rate limit ->
+ * the method's action: forward.c (game methods, bytes forwarded unchanged
+ * to the owning game-svc), accounts.c (store-backed methods) or
+ * subscribe.c (the event stream). No step blocks a worker thread.
+ */
+#ifndef GW_GATEWAY_H
+#define GW_GATEWAY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "authcache.h"
+#include "config.h"
+#include "ratelimit.h"
+#include "rpc/metrics.h"
+#include "rpc/rpc.h"
+
+typedef struct gw_subs gw_subs;
+typedef struct gw_events gw_events;
+typedef struct gw_publisher gw_publisher;
+typedef struct gw_req gw_req;
+
+typedef void (*gw_action)(gw_req *r);
+
+/* One Edge method: how it is limited and what it does. Static tables. */
+typedef struct gw_method {
+    const char *name;        /* "GetState" */
+    bool needs_auth;
+    gw_rate_class cls;
+    gw_action action;
+    const char *downstream;  /* full path of the downstream method, or NULL */
+} gw_method;
+
+/* The server context: everything the gateway owns, created in main and
+ * destroyed there; handlers reach it through the svc pointer. */
+typedef struct gw_ctx {
+    gw_config cfg;
+    rpc_server *server;
+    rpc_channel *store;
+    int ngames;
+    rpc_channel *games[GW_MAX_GAME_INSTANCES];
+    uint64_t game_hash[GW_MAX_GAME_INSTANCES];
+    char game_names[GW_MAX_GAME_INSTANCES][128];
+    gw_authcache *auth;
+    gw_ratelimit *limiter;
+    gw_subs *subs;
+    gw_events *events;
+    gw_publisher *publisher;
+
+    struct {
+        metric *rate_limited[GW_RATE_CLASSES];
+        metric *auth_hit, *auth_miss, *auth_rejected;
+        metric *forwarded, *downstream_unavailable;
+        metric *subscribers, *events_delivered, *events_unrouted, *slow_consumers;
+        metric *published, *publish_dropped;
+    } m;
+} gw_ctx;
+
+/* Per-call state, allocated in the call's arena (freed with the call). */
+struct gw_req {
+    gw_ctx *gw;
+    rpc_call *call;
+    const ProtobufCMessage *msg;
+    const gw_method *method;
+    gw_identity who;
+    char account_str[24];
+    rpc_metadata md[2];       /* scrabble-account-id, scrabble-handle */
+    gw_action next;           /* auth.c: what runs once authenticated */
+    void *step;               /* multi-step flows keep their state here */
+};
+
+/* edge.c: registers scrabble.v1.Edge on the server. Returns 0 or -1. */
+int gw_edge_register(gw_ctx *gw);
+
+/* auth.c: authenticates r->call, fills r->who and r->md, then runs `next`
+ * (now or from a store callback), or finishes the call UNAUTHENTICATED /
+ * UNAVAILABLE. */
+void gw_auth_begin(gw_req *r, gw_action next);
+/* Remembers a token a Register/Login reply just issued. */
+void gw_auth_remember(gw_ctx *gw, const char *token, int64_t account_id, const char *handle,
+                      int64_t expires_at_ms);
+
+/* forward.c */
+void gw_forward_game(gw_req *r);     /* by the request's game_id */
+void gw_forward_any(gw_req *r);      /* CheckWord: any live instance */
+
+/* accounts.c */
+void gw_acc_register(gw_req *r);
+void gw_acc_login(gw_req *r);
+void gw_acc_get_profile(gw_req *r);
+void gw_acc_update_profile(gw_req *r);
+void gw_acc_get_stats(gw_req *r);
+void gw_acc_invite(gw_req *r);
+void gw_acc_respond_invitation(gw_req *r);
+void gw_acc_list_invitations(gw_req *r);
+void gw_acc_list_games(gw_req *r);
+
+/* subscribe.c: the Subscribe action. */
+void gw_subscribe(gw_req *r);
+
+/* Shared helpers (edge.c). */
+/* Finishes r's call with a downstream status; an UNAVAILABLE without a
+ * reason gets `unavailable`. */
+void gw_fail_downstream(gw_req *r, const rpc_status *st);
+/* Client options for a downstream call on behalf of r: deadline min(the
+ * inbound call's, --downstream-timeout), the caller's identity metadata,
+ * replies decoded into the call's arena. */
+rpc_client_opts gw_downstream_opts(gw_req *r);
+int64_t gw_now_ms(void);
+
+#endif

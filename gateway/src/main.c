@@ -1,0 +1,193 @@
+/*
+ * main.c — the gateway process: configuration, the server context, the
+ * long-lived downstream channels, the event threads, and an orderly
+ * shutdown on SIGTERM/SIGINT.
+ */
+#include "config.h"
+#include "events.h"
+#include "gateway.h"
+#include "publish.h"
+#include "route.h"
+#include "rpc/log.h"
+#include "subscribe.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A small watchdog: a channel whose backend went away stays idle until the
+ * next call; asking idle or failed channels to connect every second means
+ * the first call after a backend restart finds the channel ready. */
+typedef struct gw_watchdog {
+    gw_ctx *gw;
+    pthread_t thread;
+    atomic_bool stop;
+    metric *ready[GW_MAX_GAME_INSTANCES + 1];
+} gw_watchdog;
+
+static void *gw_watchdog__main(void *arg)
+{
+    gw_watchdog *w = arg;
+    gw_ctx *gw = w->gw;
+    while (!atomic_load(&w->stop)) {
+        for (int i = 0; i <= gw->ngames; i++) {
+            rpc_channel *ch = i < gw->ngames ? gw->games[i] : gw->store;
+            bool ready = rpc_channel_ready(ch);
+            if (!ready)
+                rpc_channel_connect(ch);
+            metric_set(w->ready[i], ready);
+        }
+        for (int t = 0; t < 20 && !atomic_load(&w->stop); t++) {
+            struct timespec ts = { 0, 50 * 1000000L };
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+static void gw_metrics_init(gw_ctx *gw)
+{
+    metrics_registry *reg = rpc_server_metrics(gw->server);
+    for (int c = 0; c < GW_RATE_CLASSES; c++) {
+        char labels[64];
+        snprintf(labels, sizeof labels, "class=\"%s\"", gw_rate_class_name((gw_rate_class)c));
+        gw->m.rate_limited[c] =
+            metrics_counter(reg, "gateway_rate_limited_total", labels, "Calls rejected by the per-account limiter");
+    }
+    gw->m.auth_hit = metrics_counter(reg, "gateway_auth_cache_hits_total", NULL, "Token lookups answered by the cache");
+    gw->m.auth_miss = metrics_counter(reg, "gateway_auth_cache_misses_total", NULL, "Token lookups sent to store-svc");
+    gw->m.auth_rejected = metrics_counter(reg, "gateway_auth_rejected_total", NULL, "Calls failed UNAUTHENTICATED");
+    gw->m.forwarded = metrics_counter(reg, "gateway_forwarded_total", NULL, "Game calls forwarded to game-svc");
+    gw->m.downstream_unavailable =
+        metrics_counter(reg, "gateway_downstream_unavailable_total", NULL, "Calls failed because a backend was down");
+    gw->m.subscribers = metrics_gauge(reg, "gateway_subscribers", NULL, "Open Subscribe streams");
+    gw->m.events_delivered =
+        metrics_counter(reg, "gateway_events_delivered_total", NULL, "Events queued on Subscribe streams");
+    gw->m.events_unrouted =
+        metrics_counter(reg, "gateway_events_unrouted_total", NULL, "Events with no local subscriber");
+    gw->m.slow_consumers =
+        metrics_counter(reg, "gateway_slow_consumers_total", NULL, "Streams ended RESOURCE_EXHAUSTED slow_consumer");
+    gw->m.published = metrics_counter(reg, "gateway_events_published_total", NULL, "INVITATION events published");
+    gw->m.publish_dropped =
+        metrics_counter(reg, "gateway_events_publish_dropped_total", NULL, "Events not published (queue full or Redis down)");
+}
+
+int main(int argc, char **argv)
+{
+    rpc_init();
+    static gw_ctx gw; /* the server context; large, so not on the stack */
+    gw_watchdog wd = { .gw = &gw };
+    char err[256];
+    int status = 1;
+    bool watchdog_started = false;
+
+    int rc = gw_config_load(&gw.cfg, argc, argv, err, sizeof err);
+    if (rc == GW_CFG_HELP) {
+        rpc_shutdown();
+        return 0;
+    }
+    if (rc != GW_CFG_OK) {
+        fprintf(stderr, "gateway: %s\n", err);
+        rpc_shutdown();
+        return 2;
+    }
+    log_set_service("gateway");
+    int lvl = log_level_parse(gw.cfg.log_level);
+    if (lvl < 0) {
+        fprintf(stderr, "gateway: --log-level: unknown level '%s'\n", gw.cfg.log_level);
+        rpc_shutdown();
+        return 2;
+    }
+    log_threshold = lvl;
+
+    gw.server = rpc_server_create(&gw.cfg.rpc, "gateway", err, sizeof err);
+    if (!gw.server) {
+        log_error("server_create_failed", "err=\"%s\"", err);
+        goto fail;
+    }
+    gw_metrics_init(&gw);
+
+    gw_rate_rule rules[GW_RATE_CLASSES];
+    for (int c = 0; c < GW_RATE_CLASSES; c++) {
+        rules[c].rate = gw.cfg.rate[c];
+        rules[c].burst = gw.cfg.burst[c];
+    }
+    gw.limiter = gw_ratelimit_create(rules, (size_t)gw.cfg.ratelimit_accounts);
+    gw.auth = gw_authcache_create((size_t)gw.cfg.auth_cache_size);
+    gw.subs = gw_subs_create(gw.cfg.max_streams_per_account, NULL, gw.m.subscribers, gw.m.slow_consumers);
+    if (!gw.limiter || !gw.auth || !gw.subs) {
+        log_error("start_failed", "err=\"out of memory\"");
+        goto fail;
+    }
+
+    /* One long-lived channel per downstream instance, opened now. */
+    rpc_channel_opts copts = { .max_message_bytes = gw.cfg.rpc.max_message_bytes };
+    gw.store = rpc_channel_create(gw.cfg.store, &copts);
+    gw.ngames = gw_config_game_targets(&gw.cfg, gw.game_names, GW_MAX_GAME_INSTANCES);
+    for (int i = 0; i < gw.ngames; i++) {
+        gw.games[i] = rpc_channel_create(gw.game_names[i], &copts);
+        gw.game_hash[i] = gw_route_instance_hash(gw.game_names[i]);
+        if (!gw.games[i])
+            goto fail;
+        rpc_channel_connect(gw.games[i]);
+    }
+    if (!gw.store)
+        goto fail;
+    rpc_channel_connect(gw.store);
+
+    metrics_registry *reg = rpc_server_metrics(gw.server);
+    for (int i = 0; i <= gw.ngames; i++) {
+        char labels[320];
+        snprintf(labels, sizeof labels, "target=\"%s\"", i < gw.ngames ? gw.game_names[i] : gw.cfg.store);
+        wd.ready[i] = metrics_gauge(reg, "gateway_downstream_ready", labels, "1 when the channel is READY");
+    }
+
+    gw.publisher = gw_publisher_start(gw.cfg.redis, gw.cfg.publish_queue, gw.m.published, gw.m.publish_dropped);
+    gw.events = gw_events_start(gw.cfg.redis, gw.subs, gw.m.events_delivered, gw.m.events_unrouted);
+    if (!gw.publisher || !gw.events) {
+        log_error("start_failed", "err=\"bad --redis address '%s'\"", gw.cfg.redis);
+        goto fail;
+    }
+
+    if (gw_edge_register(&gw) != 0) {
+        log_error("start_failed", "err=\"cannot register scrabble.v1.Edge\"");
+        goto fail;
+    }
+    int port = rpc_server_start(gw.server, err, sizeof err);
+    if (port == 0) {
+        log_error("server_start_failed", "err=\"%s\"", err);
+        goto fail;
+    }
+    if (pthread_create(&wd.thread, NULL, gw_watchdog__main, &wd) == 0)
+        watchdog_started = true;
+    log_info("started", "port=%d store=%s games=%s redis=%s workers=%d", port, gw.cfg.store, gw.cfg.games,
+             gw.cfg.redis, gw.cfg.rpc.workers);
+    rpc_server_wait(gw.server);
+    log_info("stopping", "subscribers=%zu", gw_subs_count(gw.subs));
+    status = 0;
+
+fail:
+    if (watchdog_started) {
+        atomic_store(&wd.stop, true);
+        pthread_join(wd.thread, NULL);
+    }
+    /* The server is drained first (no handler runs any more), then what
+     * its handlers used. */
+    if (gw.server)
+        rpc_server_destroy(gw.server);
+    gw_events_stop(gw.events);
+    gw_publisher_stop(gw.publisher);
+    for (int i = 0; i < gw.ngames; i++)
+        if (gw.games[i])
+            rpc_channel_destroy(gw.games[i]);
+    if (gw.store)
+        rpc_channel_destroy(gw.store);
+    gw_subs_destroy(gw.subs);
+    gw_authcache_destroy(gw.auth);
+    gw_ratelimit_destroy(gw.limiter);
+    rpc_shutdown();
+    return status;
+}

@@ -1,0 +1,246 @@
+"""A small client of scrabble.v1.Edge for tests, on Debian's python3-grpcio.
+
+No grpc stubs are needed: the protobuf message classes are generated at
+test time with `protoc --python_out` into a temp dir, and calls go through
+grpc's generic channel.unary_unary / unary_stream with the message
+classes' serializers.
+"""
+import os
+import queue
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+import grpc
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def load_protos():
+    """Generates the *_pb2 modules into a temp dir and imports them."""
+    out = tempfile.mkdtemp(prefix="edge-pb2-")
+    protos = ["scrabble/v1/common.proto", "scrabble/v1/edge.proto", "scrabble/v1/game.proto",
+              "scrabble/v1/store.proto"]
+    subprocess.run(["protoc", "-I" + os.path.join(REPO, "proto"), "--python_out=" + out] + protos,
+                   check=True)
+    sys.path.insert(0, out)
+    from scrabble.v1 import common_pb2, edge_pb2  # noqa: E402
+    return common_pb2, edge_pb2
+
+
+common_pb2, edge_pb2 = load_protos()
+
+# Edge method -> (request class, reply class); Subscribe is a stream.
+METHODS = {
+    "Register": ("RegisterRequest", "AuthReply"),
+    "Login": ("LoginRequest", "AuthReply"),
+    "GetProfile": ("GetProfileRequest", "common:Profile"),
+    "UpdateProfile": ("UpdateProfileRequest", "common:Profile"),
+    "GetStats": ("GetStatsRequest", "common:Stats"),
+    "Invite": ("InviteRequest", "common:Invitation"),
+    "RespondInvitation": ("RespondInvitationRequest", "common:Invitation"),
+    "ListInvitations": ("ListInvitationsRequest", "ListInvitationsReply"),
+    "ListGames": ("ListGamesRequest", "ListGamesReply"),
+    "GetState": ("GameRef", "common:GameState"),
+    "GetHistory": ("GetHistoryRequest", "GetHistoryReply"),
+    "Evaluate": ("EvaluateRequest", "EvaluateReply"),
+    "SubmitPlay": ("SubmitPlayRequest", "TurnReply"),
+    "Pass": ("TurnRequest", "TurnReply"),
+    "Exchange": ("ExchangeRequest", "TurnReply"),
+    "Resign": ("TurnRequest", "TurnReply"),
+    "SaveDraft": ("SaveDraftRequest", "common:Draft"),
+    "GetDraft": ("GameRef", "common:Draft"),
+    "CheckWord": ("CheckWordRequest", "CheckWordReply"),
+    "Nudge": ("GameRef", "NudgeReply"),
+    "SendChat": ("SendChatRequest", "common:ChatMessage"),
+    "ListChat": ("ListChatRequest", "ListChatReply"),
+}
+
+
+def _cls(name):
+    if name.startswith("common:"):
+        return getattr(common_pb2, name[7:])
+    return getattr(edge_pb2, name)
+
+
+class CallError(Exception):
+    def __init__(self, code, reason, details):
+        super().__init__(f"{code.name} reason={reason} {details}")
+        self.code, self.reason, self.details = code, reason, details
+
+
+def reason_of(err):
+    for k, v in (err.trailing_metadata() or ()):
+        if k == "scrabble-reason":
+            return v
+    return ""
+
+
+class Edge:
+    """One client connection (its own channel) and, optionally, a token."""
+
+    def __init__(self, target, token=None):
+        # A distinct channel argument keeps each Edge on its own connection.
+        self.channel = grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+        self.token = token
+        self._calls = {}
+
+    def close(self):
+        self.channel.close()
+
+    def metadata(self, token=None):
+        tok = self.token if token is None else token
+        return [("authorization", "Bearer " + tok)] if tok else []
+
+    def _stub(self, method):
+        if method not in self._calls:
+            req, rep = METHODS[method]
+            self._calls[method] = self.channel.unary_unary(
+                "/scrabble.v1.Edge/" + method,
+                request_serializer=_cls(req).SerializeToString,
+                response_deserializer=_cls(rep).FromString)
+        return self._calls[method]
+
+    def call(self, method, timeout=10, metadata=None, **fields):
+        req = _cls(METHODS[method][0])(**fields)
+        try:
+            return self._stub(method)(req, timeout=timeout,
+                                      metadata=self.metadata() if metadata is None else metadata)
+        except grpc.RpcError as e:
+            raise CallError(e.code(), reason_of(e), e.details()) from None
+
+    def raw(self, method, body, timeout=10, metadata=None):
+        """Sends raw request bytes (for malformed-input tests)."""
+        f = self.channel.unary_unary("/scrabble.v1.Edge/" + method, request_serializer=lambda b: b,
+                                     response_deserializer=lambda b: b)
+        try:
+            return f(body, timeout=timeout, metadata=self.metadata() if metadata is None else metadata)
+        except grpc.RpcError as e:
+            raise CallError(e.code(), reason_of(e), e.details()) from None
+
+    def subscribe(self):
+        return Subscription(self)
+
+
+class Subscription:
+    """An open Subscribe stream whose events a thread puts on a queue."""
+
+    def __init__(self, edge, read=True):
+        f = edge.channel.unary_stream("/scrabble.v1.Edge/Subscribe",
+                                      request_serializer=edge_pb2.SubscribeRequest.SerializeToString,
+                                      response_deserializer=common_pb2.Event.FromString)
+        self.call = f(edge_pb2.SubscribeRequest(), metadata=edge.metadata())
+        self.events = queue.Queue()
+        self.error = None
+        if read:
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+
+    def _run(self):
+        try:
+            for ev in self.call:
+                self.events.put(ev)
+        except grpc.RpcError as e:
+            self.error = CallError(e.code(), reason_of(e), e.details())
+            self.events.put(None)
+
+    def next(self, timeout=15, want=None):
+        """The next event (of type `want` if given, skipping others)."""
+        deadline = time.time() + timeout
+        while True:
+            left = deadline - time.time()
+            if left <= 0:
+                raise TimeoutError(f"no event {want} within {timeout}s")
+            ev = self.events.get(timeout=left)
+            if ev is None:
+                raise self.error
+            if want is None or ev.type == want:
+                return ev
+
+    def cancel(self):
+        self.call.cancel()
+
+
+def metric(port, name):
+    """Sum of a Prometheus metric's samples on 127.0.0.1:port/metrics."""
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    total, seen = 0.0, False
+    for line in body.splitlines():
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)", line)
+        if m and m.group(1) == name:
+            total += float(m.group(3))
+            seen = True
+    return total if seen else None
+
+
+def wait_metric(port, name, pred, timeout=10):
+    deadline = time.time() + timeout
+    v = None
+    while time.time() < deadline:
+        v = metric(port, name)
+        if v is not None and pred(v):
+            return v
+        time.sleep(0.05)
+    raise TimeoutError(f"metric {name}={v} never satisfied the condition")
+
+
+def redis_cmd(port, *args):
+    """One Redis command over RESP (no redis module needed). Returns the raw
+    reply line(s)."""
+    parts = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"".join(parts))
+        return s.recv(4096)
+
+
+def redis_publish_many(port, items):
+    """PUBLISH each (channel, payload) in one pipelined connection."""
+    buf = []
+    for ch, payload in items:
+        buf.append(b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(ch), ch.encode(), len(payload),
+                                                                            payload))
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"".join(buf))
+        want, got = len(items), b""
+        while got.count(b"\r\n") < want:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+
+
+# ---- routing (must agree with gateway/src/route.c) ------------------------
+
+M64 = (1 << 64) - 1
+
+
+def _mix(x):
+    x = (x + 0x9E3779B97F4A7C15) & M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def instance_hash(name):
+    h = 0xCBF29CE484222325
+    for b in name.encode():
+        h ^= b
+        h = (h * 0x100000001B3) & M64
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & M64
+    h ^= h >> 33
+    return h
+
+
+def owner(game_id, names):
+    ws = [_mix(_mix(game_id & M64) ^ instance_hash(n)) for n in names]
+    return max(range(len(names)), key=lambda i: (ws[i], -i))
