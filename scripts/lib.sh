@@ -1,0 +1,174 @@
+# shellcheck shell=bash
+# Shared shell helpers for scripts/*.sh and tests/integration/lib/*.sh.
+# Source it; it defines functions only (no side effects besides REPO_ROOT).
+
+REPO_ROOT=${REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+
+log() { printf '%s: %s\n' "${LOG_TAG:-$(basename "$0")}" "$*" >&2; }
+die() {
+    log "error: $*"
+    exit 1
+}
+
+# pid_alive PID [COMM]: the process exists (and, if COMM is given, its
+# /proc/PID/comm is COMM, so a recycled pid is not mistaken for ours).
+# A zombie (killed but not yet reaped by its parent or init) counts as dead.
+pid_alive() {
+    local pid=$1 comm=${2:-} stat
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [ "${stat:0:1}" != Z ] || return 1
+    [ -z "$comm" ] && return 0
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$comm" ]
+}
+
+# read_pidfile FILE: prints the first line's pid (empty when absent).
+read_pidfile() {
+    [ -f "$1" ] && head -n 1 "$1" 2>/dev/null | tr -dc '0-9'
+    return 0
+}
+
+# port_in_use PORT [HOST]: something listens on (or accepts connections to)
+# PORT on the loopback address.
+port_in_use() {
+    local port=$1 host=${2:-127.0.0.1}
+    if command -v ss >/dev/null 2>&1; then
+        [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] && return 0
+    fi
+    (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+
+# port_owner PORT: a short description of who listens on PORT (best effort).
+port_owner() {
+    local users=""
+    if command -v ss >/dev/null 2>&1; then
+        users=$(ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'users:(([^)]*))' | head -n 1)
+    fi
+    printf '%s' "${users:-unknown process}"
+}
+
+# require_port_free PORT WHAT: exit 1 with a message naming the port if taken.
+require_port_free() {
+    if port_in_use "$1"; then
+        die "port $1 (127.0.0.1:$1, wanted for $2) is already in use by another process: $(port_owner "$1")"
+    fi
+}
+
+# wait_port HOST PORT TIMEOUT_SECONDS: wait until a TCP connect succeeds.
+wait_port() {
+    local host=$1 port=$2 timeout=${3:-10}
+    local deadline=$((SECONDS + timeout))
+    while ! (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; do
+        [ "$SECONDS" -ge "$deadline" ] && return 1
+        sleep 0.1
+    done
+}
+
+# free_port: print a loopback TCP port nobody listens on. Picked at random in
+# 20000-32767 (below Linux's ephemeral range and away from the stack's fixed
+# ports). Each port handed out is reserved for 10 minutes (an atomic mkdir in
+# $PORT_RESERVATIONS), so parallel tests and calls in a row never get the same
+# port before its user has bound it.
+PORT_RESERVATIONS=${PORT_RESERVATIONS:-/tmp/scrabble-port-reservations}
+free_port() {
+    local i port
+    mkdir -p "$PORT_RESERVATIONS" 2>/dev/null
+    find "$PORT_RESERVATIONS" -mindepth 1 -maxdepth 1 -mmin +10 -exec rmdir {} + 2>/dev/null
+    for i in $(seq 1 500); do
+        port=$((20000 + (RANDOM % 12768)))
+        port_in_use "$port" && continue
+        mkdir "$PORT_RESERVATIONS/$port" 2>/dev/null || continue
+        echo "$port"
+        return 0
+    done
+    return 1
+}
+
+# stop_pid PID [TIMEOUT] [COMM]: SIGTERM, wait up to TIMEOUT seconds (10),
+# then SIGKILL. Returns 0 once the process is gone.
+stop_pid() {
+    local pid=$1 timeout=${2:-10} comm=${3:-}
+    pid_alive "$pid" "$comm" || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + timeout))
+    while pid_alive "$pid" "$comm"; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            log "pid $pid did not exit within ${timeout}s after SIGTERM; sending SIGKILL"
+            kill -KILL "$pid" 2>/dev/null || true
+            sleep 0.2
+            break
+        fi
+        sleep 0.1
+    done
+    ! pid_alive "$pid" "$comm"
+}
+
+# abspath PATH: absolute path without requiring it to exist.
+abspath() {
+    case "$1" in
+    /*) realpath -m "$1" ;;
+    *) realpath -m "$PWD/$1" ;;
+    esac
+}
+
+# make_reachable_by USER DIR: make sure USER can traverse every parent of DIR
+# (adds o+x to the parents that lack it) and verify it.
+make_reachable_by() {
+    local user=$1 dir=$2 d
+    if runuser -u "$user" -- test -x "$dir" 2>/dev/null; then
+        return 0
+    fi
+    d=$(dirname "$dir")
+    while [ "$d" != "/" ]; do
+        if [ -d "$d" ] && [ "$(($(stat -c '%a' "$d" | sed 's/^.*\(.\)$/\1/') & 1))" -eq 0 ]; then
+            log "chmod o+x $d (so that $user can reach $dir)"
+            chmod o+x "$d"
+        fi
+        d=$(dirname "$d")
+    done
+    runuser -u "$user" -- test -x "$dir" ||
+        die "user $user still cannot reach $dir: check the permissions of its parent directories"
+}
+
+# ---------------------------------------------------------------------------
+# Service command lines: the one place that knows each service's flags. Used
+# by scripts/stack.sh (the dev stack) and tests/integration/lib/stack.sh (the
+# private per-test stacks). Each prints one argument per line.
+#   svc_args_store   GRPC_PORT METRICS_PORT PG_PORT
+#   svc_args_game    GRPC_PORT METRICS_PORT STORE_PORT REDIS_PORT INSTANCE LEXICON_DIR
+#   svc_args_gateway GRPC_PORT METRICS_PORT STORE_PORT REDIS_PORT GAME_PORTS(comma list)
+svc_args_store() {
+    printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
+        "--pg=host=127.0.0.1 port=$3 dbname=scrabble user=scrabble"
+}
+svc_args_game() {
+    printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
+        "--store=127.0.0.1:$3" "--redis=127.0.0.1:$4" "--instance=$5" "--lexicon-dir=$6"
+}
+svc_args_gateway() {
+    local games="" p
+    for p in ${5//,/ }; do games+="${games:+,}127.0.0.1:$p"; done
+    printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
+        "--store=127.0.0.1:$3" "--games=$games" "--redis=127.0.0.1:$4"
+}
+
+# health_check BUILD_DIR PORT: 0 when grpc.health.v1.Health/Check says SERVING.
+health_check() {
+    if [ -x "$1/bin/grpc-health-probe" ]; then
+        "$1/bin/grpc-health-probe" -addr "127.0.0.1:$2" >/dev/null 2>&1
+    else
+        /usr/bin/python3 "$REPO_ROOT/scripts/health_check.py" "127.0.0.1:$2" >/dev/null 2>&1
+    fi
+}
+
+# wait_healthy BUILD_DIR PORT TIMEOUT PID: wait for SERVING while PID lives.
+wait_healthy() {
+    local deadline=$(($SECONDS + $3))
+    until health_check "$1" "$2"; do
+        pid_alive "$4" || return 2
+        [ "$SECONDS" -ge "$deadline" ] && return 1
+        sleep 0.2
+    done
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# A private Redis for development and tests (never the Debian system service).
+#
+#   scripts/redis.sh start  DIR PORT   daemonized redis-server on 127.0.0.1:PORT
+#   scripts/redis.sh stop   DIR        SIGTERM, wait (idempotent)
+#   scripts/redis.sh status DIR        exit 0 when running, 3 when not
+#
+# DIR holds redis.pid, redis.log and redis.port. No persistence
+# (appendonly no, save "").
+set -euo pipefail
+LOG_TAG=redis.sh
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+REDIS_SERVER=${REDIS_SERVER:-redis-server}
+
+usage() {
+    echo "usage: $0 start DIR PORT | stop DIR | status DIR" >&2
+    exit 2
+}
+
+# Pid of our running redis-server, or nothing; a stale pidfile is removed.
+running_pid() {
+    local pid
+    pid=$(read_pidfile "$DIR/redis.pid")
+    [ -n "$pid" ] || return 0
+    if pid_alive "$pid" redis-server; then
+        echo "$pid"
+        return 0
+    fi
+    log "removing stale $DIR/redis.pid (pid $pid is not running)"
+    rm -f "$DIR/redis.pid"
+}
+
+running_port() { cat "$DIR/redis.port" 2>/dev/null || echo '?'; }
+
+ping() {
+    if command -v redis-cli >/dev/null 2>&1; then
+        [ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" = PONG ]
+    else
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+    fi
+}
+
+cmd_start() {
+    command -v "$REDIS_SERVER" >/dev/null 2>&1 || die "redis-server not found: run scripts/install-deps.sh"
+    [[ $PORT =~ ^[0-9]+$ ]] || die "bad port: $PORT"
+    mkdir -p "$DIR"
+    local pid
+    pid=$(running_pid)
+    if [ -n "$pid" ]; then
+        local rport
+        rport=$(running_port)
+        [ "$rport" = "$PORT" ] || die "redis in $DIR is already running (pid $pid) on port $rport, not $PORT; stop it first: $0 stop $DIR"
+        log "already running (pid $pid) on 127.0.0.1:$PORT, dir $DIR"
+        return 0
+    fi
+    require_port_free "$PORT" "Redis ($DIR)"
+    log "starting Redis on 127.0.0.1:$PORT (dir $DIR, log $DIR/redis.log)"
+    echo "$PORT" >"$DIR/redis.port"
+    "$REDIS_SERVER" --bind 127.0.0.1 --port "$PORT" --protected-mode yes \
+        --daemonize yes --pidfile "$DIR/redis.pid" --logfile "$DIR/redis.log" \
+        --dir "$DIR" --appendonly no --save "" ||
+        die "redis-server failed to start; see $DIR/redis.log"
+    local deadline=$((SECONDS + 15))
+    until ping "$PORT"; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            tail -n 20 "$DIR/redis.log" >&2 || true
+            die "Redis did not answer on 127.0.0.1:$PORT; see $DIR/redis.log"
+        fi
+        sleep 0.1
+    done
+    log "ready: redis://127.0.0.1:$PORT (pid $(read_pidfile "$DIR/redis.pid"))"
+}
+
+cmd_stop() {
+    local pid
+    pid=$(running_pid)
+    if [ -z "$pid" ]; then
+        log "not running ($DIR)"
+        return 0
+    fi
+    log "stopping Redis (pid $pid, $DIR)"
+    stop_pid "$pid" 10 redis-server || die "could not stop redis pid $pid"
+    rm -f "$DIR/redis.pid"
+}
+
+cmd_status() {
+    local pid
+    pid=$(running_pid)
+    if [ -n "$pid" ]; then
+        echo "redis: running (pid $pid) on 127.0.0.1:$(running_port), dir $DIR"
+        return 0
+    fi
+    echo "redis: not running (dir $DIR)"
+    return 3
+}
+
+[ $# -ge 2 ] || usage
+CMD=$1
+DIR=$(abspath "$2")
+case "$CMD" in
+start)
+    [ $# -eq 3 ] || usage
+    PORT=$3
+    cmd_start
+    ;;
+stop) cmd_stop ;;
+status)
+    [ -d "$DIR" ] || {
+        echo "redis: not running (dir $DIR)"
+        exit 3
+    }
+    cmd_status
+    ;;
+*) usage ;;
+esac

@@ -1,0 +1,141 @@
+# shellcheck shell=bash
+# Helpers for integration tests: private Postgres/Redis/services on free
+# loopback ports, all torn down when the test's shell exits.
+#
+#   . "$REPO/tests/integration/lib/stack.sh"
+#   stack_init                 # temp dir $STACK_TMP, cleanup trap on EXIT
+#   pg_up                      # -> PG_PORT, PG_DIR, PG_CONNINFO
+#   redis_up                   # -> REDIS_PORT, REDIS_DIR
+#   store_up                   # -> STORE_PORT, STORE_METRICS_PORT   (needs pg_up)
+#   game_up [N]                # N instances -> GAME_PORTS (comma list), GAME_METRICS_PORTS
+#   gateway_up                 # -> GATEWAY_PORT, GATEWAY_METRICS_PORT
+#   svc_start NAME BIN ARGS... # any binary; its log is $STACK_TMP/NAME.log
+#   stack_defer 'CMD'          # extra teardown, run first
+#   free_port                  # a free loopback TCP port
+#   wait_port HOST PORT SECS   # until a TCP connect succeeds (1 on timeout)
+#
+# Env: BUILD_DIR (default <repo>/build; ctest passes the build tree in use),
+#      KEEP_TMP=1 keeps $STACK_TMP (logs, data) after the test,
+#      PG_FSYNC (default off here: throwaway clusters).
+# Service flags come from scripts/lib.sh (svc_args_*), shared with scripts/stack.sh.
+
+_stack_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$_stack_lib_dir/../../.." && pwd)
+# shellcheck source=../../../scripts/lib.sh
+. "$REPO_ROOT/scripts/lib.sh"
+BUILD_DIR=${BUILD_DIR:-$REPO_ROOT/build}
+export PG_FSYNC=${PG_FSYNC:-off}
+
+STACK_PIDS=()
+STACK_NAMES=()
+STACK_DEFERRED=()
+
+# stack_defer CMD: run CMD (eval'ed) first thing at teardown.
+stack_defer() { STACK_DEFERRED+=("$1"); }
+
+stack_init() {
+    STACK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/scrabble-it.XXXXXX")
+    trap stack_down EXIT
+    trap 'exit 130' INT TERM
+}
+
+stack_down() {
+    local rc=$? i
+    for ((i = ${#STACK_DEFERRED[@]} - 1; i >= 0; i--)); do
+        eval "${STACK_DEFERRED[i]}" || true
+    done
+    for ((i = ${#STACK_PIDS[@]} - 1; i >= 0; i--)); do
+        stop_pid "${STACK_PIDS[i]}" 10 || true
+    done
+    [ -n "${REDIS_DIR:-}" ] && "$REPO_ROOT/scripts/redis.sh" stop "$REDIS_DIR" >/dev/null 2>&1
+    [ -n "${PG_DIR:-}" ] && "$REPO_ROOT/scripts/pg.sh" stop "$PG_DIR" >/dev/null 2>&1
+    if [ "$rc" -ne 0 ] && [ -n "${STACK_TMP:-}" ]; then
+        # Show the tail of every log: ctest --output-on-failure prints it.
+        for f in "$STACK_TMP"/*.log "${PG_DIR:-/nonexistent}/postgres.log"; do
+            [ -f "$f" ] || continue
+            echo "---- tail $f" >&2
+            tail -n 30 "$f" >&2
+        done
+    fi
+    if [ -n "${STACK_TMP:-}" ] && [ "${KEEP_TMP:-0}" != 1 ]; then
+        rm -rf "$STACK_TMP"
+    elif [ -n "${STACK_TMP:-}" ]; then
+        echo "kept $STACK_TMP" >&2
+    fi
+    return "$rc"
+}
+
+pg_up() {
+    PG_DIR=$STACK_TMP/pg
+    PG_PORT=$(free_port)
+    "$REPO_ROOT/scripts/pg.sh" start "$PG_DIR" "$PG_PORT" >/dev/null 2>"$STACK_TMP/pg.sh.log" || {
+        cat "$STACK_TMP/pg.sh.log" >&2
+        return 1
+    }
+    PG_CONNINFO="host=127.0.0.1 port=$PG_PORT dbname=scrabble user=scrabble"
+}
+
+redis_up() {
+    REDIS_DIR=$STACK_TMP/redis
+    REDIS_PORT=$(free_port)
+    "$REPO_ROOT/scripts/redis.sh" start "$REDIS_DIR" "$REDIS_PORT" >/dev/null 2>"$STACK_TMP/redis.sh.log" || {
+        cat "$STACK_TMP/redis.sh.log" >&2
+        return 1
+    }
+}
+
+# svc_start NAME BIN ARGS...: start in the background, remember the pid.
+svc_start() {
+    local name=$1 bin=$2
+    shift 2
+    [ -x "$bin" ] || {
+        echo "missing binary: $bin" >&2
+        return 1
+    }
+    "$bin" "$@" >"$STACK_TMP/$name.log" 2>&1 &
+    STACK_PIDS+=($!)
+    STACK_NAMES+=("$name")
+    SVC_PID=$!
+}
+
+# _svc_up NAME BIN GRPC_PORT ARGS...: start and wait for the health check.
+_svc_up() {
+    local name=$1 bin=$2 port=$3
+    shift 3
+    svc_start "$name" "$bin" "$@" || return 1
+    wait_healthy "$BUILD_DIR" "$port" "${SVC_TIMEOUT:-30}" "$SVC_PID" || {
+        echo "$name did not become healthy on 127.0.0.1:$port; log $STACK_TMP/$name.log:" >&2
+        tail -n 30 "$STACK_TMP/$name.log" >&2
+        return 1
+    }
+}
+
+store_up() {
+    STORE_PORT=$(free_port)
+    STORE_METRICS_PORT=$(free_port)
+    local args
+    mapfile -t args < <(svc_args_store "$STORE_PORT" "$STORE_METRICS_PORT" "$PG_PORT")
+    _svc_up store-svc "$BUILD_DIR/bin/store-svc" "$STORE_PORT" "${args[@]}"
+}
+
+game_up() {
+    local n=${1:-1} i port mport args
+    GAME_PORTS=""
+    GAME_METRICS_PORTS=""
+    for ((i = 0; i < n; i++)); do
+        port=$(free_port)
+        mport=$(free_port)
+        mapfile -t args < <(svc_args_game "$port" "$mport" "$STORE_PORT" "$REDIS_PORT" "$i" "$BUILD_DIR/share")
+        _svc_up "game-svc-$i" "$BUILD_DIR/bin/game-svc" "$port" "${args[@]}" || return 1
+        GAME_PORTS+="${GAME_PORTS:+,}$port"
+        GAME_METRICS_PORTS+="${GAME_METRICS_PORTS:+,}$mport"
+    done
+}
+
+gateway_up() {
+    GATEWAY_PORT=$(free_port)
+    GATEWAY_METRICS_PORT=$(free_port)
+    local args
+    mapfile -t args < <(svc_args_gateway "$GATEWAY_PORT" "$GATEWAY_METRICS_PORT" "$STORE_PORT" "$REDIS_PORT" "$GAME_PORTS")
+    _svc_up gateway "$BUILD_DIR/bin/gateway" "$GATEWAY_PORT" "${args[@]}"
+}

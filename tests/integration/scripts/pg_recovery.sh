@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# scripts/pg.sh: start, idempotent re-start, kill -9 recovery (stale
+# postmaster.pid), port conflicts, idempotent stop, status codes.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/stack.sh"
+. "$here/../lib/assert.sh"
+stack_init
+PG=$REPO_ROOT/scripts/pg.sh
+D=$STACK_TMP/pg
+P=$(free_port)
+PG_DIR=$D # stack_down stops it whatever happens
+
+q() { psql -X -h 127.0.0.1 -p "$P" -U scrabble -d scrabble -tAc "$1"; }
+
+expect_rc "status before init: not running (3)" 3 "$PG" status "$D"
+expect_ok "start initializes and starts" "$PG" start "$D" "$P"
+expect_ok "role and database scrabble exist" q "SELECT current_user || '@' || current_database()"
+expect_output "connected as scrabble@scrabble" '^scrabble@scrabble$'
+expect_ok "cluster owned by postgres" test "$(stat -c %U "$D")" = postgres
+expect_ok "start again is harmless" "$PG" start "$D" "$P"
+expect_output "says already running" 'already running'
+expect_ok "status running" "$PG" status "$D"
+expect_fail "start on another port while running names both ports" "$P" "$PG" start "$D" "$((P + 1))"
+
+q "CREATE TABLE t(x int); INSERT INTO t VALUES (7)" >/dev/null
+pid=$(head -n 1 "$D/postmaster.pid")
+kill -9 "$pid"
+expect_ok "start after kill -9 recovers (stale postmaster.pid)" "$PG" start "$D" "$P"
+expect_output "reports the stale pid file" 'stale'
+expect_ok "committed data survived the crash" q "SELECT x FROM t"
+expect_output "row is there" '^7$'
+
+D2=$STACK_TMP/pg2
+expect_fail "second cluster on a taken port names the port" "port $P" "$PG" start "$D2" "$P"
+
+expect_ok "stop" "$PG" stop "$D"
+expect_ok "stop again is harmless" "$PG" stop "$D"
+expect_rc "status after stop: 3" 3 "$PG" status "$D"
+expect_ok "stop of a directory without cluster is harmless" "$PG" stop "$STACK_TMP/none"
+
+P2=$(free_port)
+hold_port "$P2"
+expect_fail "port held by another process: error names the port" "port $P2" "$PG" start "$D" "$P2"
+
+mkdir -p "$STACK_TMP/junk" && touch "$STACK_TMP/junk/file"
+expect_fail "non-empty non-cluster dir is refused" "not empty" "$PG" start "$STACK_TMP/junk" "$P"
+finish
