@@ -6,10 +6,12 @@
 #   stack_init                 # temp dir $STACK_TMP, cleanup trap on EXIT
 #   pg_up                      # -> PG_PORT, PG_DIR, PG_CONNINFO
 #   redis_up                   # -> REDIS_PORT, REDIS_DIR
-#   store_up                   # -> STORE_PORT, STORE_METRICS_PORT   (needs pg_up)
-#   game_up [N]                # N instances -> GAME_PORTS (comma list), GAME_METRICS_PORTS
-#   gateway_up                 # -> GATEWAY_PORT, GATEWAY_METRICS_PORT
-#   svc_start NAME BIN ARGS... # any binary; its log is $STACK_TMP/NAME.log
+#   store_up [FLAGS...]        # -> STORE_PORT, STORE_METRICS_PORT   (needs pg_up)
+#   game_up [N [FLAGS...]]     # N instances -> GAME_PORTS (comma list), GAME_METRICS_PORTS
+#   gateway_up [FLAGS...]      # -> GATEWAY_PORT, GATEWAY_METRICS_PORT
+#       (FLAGS are extra --name=value flags after the standard ones)
+#   svc_up NAME BIN PORT ARGS... # start any binary, wait for SERVING on PORT
+#   svc_start NAME BIN ARGS... # start any binary; its log is $STACK_TMP/NAME.log
 #   stack_defer 'CMD'          # extra teardown, run first
 #   free_port                  # a free loopback TCP port
 #   wait_port HOST PORT SECS   # until a TCP connect succeeds (1 on timeout)
@@ -98,8 +100,8 @@ svc_start() {
     SVC_PID=$!
 }
 
-# _svc_up NAME BIN GRPC_PORT ARGS...: start and wait for the health check.
-_svc_up() {
+# svc_up NAME BIN GRPC_PORT ARGS...: start and wait for the health check.
+svc_up() {
     local name=$1 bin=$2 port=$3
     shift 3
     svc_start "$name" "$bin" "$@" || return 1
@@ -109,24 +111,26 @@ _svc_up() {
         return 1
     }
 }
+_svc_up() { svc_up "$@"; }
 
 store_up() {
     STORE_PORT=$(free_port)
     STORE_METRICS_PORT=$(free_port)
     local args
     mapfile -t args < <(svc_args_store "$STORE_PORT" "$STORE_METRICS_PORT" "$PG_PORT")
-    _svc_up store-svc "$BUILD_DIR/bin/store-svc" "$STORE_PORT" "${args[@]}"
+    svc_up store-svc "$BUILD_DIR/bin/store-svc" "$STORE_PORT" "${args[@]}" "$@"
 }
 
 game_up() {
     local n=${1:-1} i port mport args
+    shift || true
     GAME_PORTS=""
     GAME_METRICS_PORTS=""
     for ((i = 0; i < n; i++)); do
         port=$(free_port)
         mport=$(free_port)
         mapfile -t args < <(svc_args_game "$port" "$mport" "$STORE_PORT" "$REDIS_PORT" "$i" "$BUILD_DIR/share")
-        _svc_up "game-svc-$i" "$BUILD_DIR/bin/game-svc" "$port" "${args[@]}" || return 1
+        svc_up "game-svc-$i" "$BUILD_DIR/bin/game-svc" "$port" "${args[@]}" "$@" || return 1
         GAME_PORTS+="${GAME_PORTS:+,}$port"
         GAME_METRICS_PORTS+="${GAME_METRICS_PORTS:+,}$mport"
     done
@@ -137,5 +141,5 @@ gateway_up() {
     GATEWAY_METRICS_PORT=$(free_port)
     local args
     mapfile -t args < <(svc_args_gateway "$GATEWAY_PORT" "$GATEWAY_METRICS_PORT" "$STORE_PORT" "$REDIS_PORT" "$GAME_PORTS")
-    _svc_up gateway "$BUILD_DIR/bin/gateway" "$GATEWAY_PORT" "${args[@]}"
+    svc_up gateway "$BUILD_DIR/bin/gateway" "$GATEWAY_PORT" "${args[@]}" "$@"
 }
