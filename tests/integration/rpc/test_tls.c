@@ -45,7 +45,9 @@ static int setup(void **state)
     assert_non_null(server);
     int port = rpc_server_start(server, err, sizeof(err));
     assert_true(port > 0);
-    snprintf(target, sizeof(target), "localhost:%d", port);
+    /* A literal address: the certificates carry IP:127.0.0.1, and the DNS
+     * resolver (c-ares) is kept out of a leak-checked test. */
+    snprintf(target, sizeof(target), "127.0.0.1:%d", port);
     return 0;
 }
 
