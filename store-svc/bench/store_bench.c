@@ -1,0 +1,375 @@
+/*
+ * store_bench.c — offers CommitMove to a running store-svc at a fixed rate
+ * (open loop) from many concurrent callers, and reports what it held:
+ * moves/s, p50/p99 commit latency, transactions per move (from store-svc's
+ * metrics) and CPU-seconds per 1,000 committed moves of Postgres (the
+ * postmaster and its children, from /proc) and of store-svc.
+ *
+ *   store-bench --target 127.0.0.1:7200 --metrics-port 9200 \
+ *       --pg "host=... dbname=scrabble user=scrabble" --pg-pid PID \
+ *       [--svc-pid PID] [--rate 1000] [--seconds 10] [--games 2000] [--label x]
+ *
+ * Each caller is one game: it has at most one CommitMove in flight (seqs
+ * of a game are sequential, as game-svc sends them). A tick that finds no
+ * idle game counts as "missed": the offered rate was not held.
+ */
+#include <dirent.h>
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpc/arena.h"
+#include "rpc/rpc.h"
+#include "scrabble/v1/store.pb-c.h"
+
+typedef struct bench_game {
+    int64_t id;
+    int64_t seq;         /* last acknowledged */
+    int64_t sent_ns;
+    struct bench_game *next_idle;
+} bench_game;
+
+typedef struct bench {
+    const char *target, *pg, *label;
+    int metrics_port, pg_pid, svc_pid, rate, seconds, ngames;
+    int64_t account[2];   /* seat 0 and seat 1 of every game */
+    rpc_channel *ch;
+    bench_game *games;
+    pthread_mutex_t mu;
+    bench_game *idle;     /* LIFO of games with nothing in flight */
+    int inflight;
+    bool measuring;
+    /* measured window */
+    int64_t *lat_us;
+    size_t nlat, cap;
+    long ok, errors, missed;
+} bench;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double metric(bench *b, const char *name)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(b->metrics_port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        return -1;
+    }
+    const char *rq = "GET /metrics HTTP/1.0\r\n\r\n";
+    if (write(fd, rq, strlen(rq)) < 0) {
+        close(fd);
+        return -1;
+    }
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+    while ((n = read(fd, buf + len, cap - len - 1)) > 0)
+        len += (size_t)n;
+    buf[len] = '\0';
+    close(fd);
+    char key[128];
+    snprintf(key, sizeof(key), "\n%s ", name);
+    char *p = strstr(buf, key);
+    double v = p ? strtod(p + strlen(key), NULL) : -1;
+    free(buf);
+    return v;
+}
+
+/* CPU ticks of a process and, with children, of its direct children
+ * (Postgres backends are children of the postmaster; the postmaster's
+ * cutime/cstime cover the ones that already exited). */
+static long long proc_ticks(int pid, bool self_children)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    /* After ") ": state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17) */
+    long long v[20] = {0};
+    int field = 3;
+    for (char *tok = strtok(p + 2, " "); tok && field <= 17; tok = strtok(NULL, " "), field++)
+        v[field] = atoll(tok);
+    return v[14] + v[15] + (self_children ? v[16] + v[17] : 0);
+}
+
+static int proc_ppid(int pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    int ppid = -1;
+    if (p)
+        sscanf(p + 2, "%*c %d", &ppid);
+    return ppid;
+}
+
+static long long pg_ticks(int postmaster)
+{
+    long long t = proc_ticks(postmaster, true);
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int pid = atoi(e->d_name);
+        if (pid > 0 && proc_ppid(pid) == postmaster)
+            t += proc_ticks(pid, false);
+    }
+    if (d)
+        closedir(d);
+    return t;
+}
+
+static void on_reply(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    bench_game *g = arg;
+    extern bench *g_bench;
+    bench *b = g_bench;
+    int64_t lat = (now_ns() - g->sent_ns) / 1000;
+    pthread_mutex_lock(&b->mu);
+    if (st->code == GRPC_STATUS_OK)
+        g->seq++;
+    if (b->measuring) {
+        if (st->code == GRPC_STATUS_OK) {
+            b->ok++;
+            if (b->nlat < b->cap)
+                b->lat_us[b->nlat++] = lat;
+        } else {
+            b->errors++;
+            if (b->errors < 5)
+                fprintf(stderr, "commit failed: %s %s %s\n", rpc_status_code_name(st->code),
+                        st->reason, st->message);
+        }
+    }
+    b->inflight--;
+    g->next_idle = b->idle;
+    b->idle = g;
+    pthread_mutex_unlock(&b->mu);
+}
+
+bench *g_bench;
+
+static void send_move(bench *b, bench_game *g, rpc_arena *a)
+{
+    int64_t seq = g->seq + 1;
+    Scrabble__V1__Placement p[3], *pp[3];
+    for (int i = 0; i < 3; i++) {
+        scrabble__v1__placement__init(&p[i]);
+        p[i].row = 7;
+        p[i].col = (int)(seq % 12) + i;
+        p[i].letter = i == 0 ? "C" : i == 1 ? "A" : "T";
+        pp[i] = &p[i];
+    }
+    char *words[1] = {"CAT"};
+    Scrabble__V1__Move m = SCRABBLE__V1__MOVE__INIT;
+    m.seq = seq;
+    m.seat = (int)((seq - 1) % 2);
+    m.account_id = g_bench->account[m.seat];
+    m.kind = SCRABBLE__V1__MOVE_KIND__MOVE_KIND_PLAY;
+    m.placements = pp;
+    m.n_placements = 3;
+    m.words = words;
+    m.n_words = 1;
+    m.score = (int)(seq % 40);
+    char notation[32];
+    snprintf(notation, sizeof(notation), "8%c CAT", 'A' + (int)(seq % 12));
+    m.notation = notation;
+    Scrabble__V1__CommitMoveRequest r = SCRABBLE__V1__COMMIT_MOVE_REQUEST__INIT;
+    int32_t scores[2] = {(int32_t)seq * 7, (int32_t)seq * 6};
+    r.game_id = g->id;
+    r.move = &m;
+    r.to_move = (int)(seq % 2);
+    r.scores = scores;
+    r.n_scores = 2;
+    rpc_client_opts o = {.timeout_ms = 5000};
+    g->sent_ns = now_ns();
+    if (rpc_client_unary(b->ch, "/scrabble.v1.Store/CommitMove", &r.base,
+                         &scrabble__v1__commit_move_reply__descriptor, &o, on_reply, g) != RPC_OK)
+        on_reply(g, &(rpc_status){.code = GRPC_STATUS_INTERNAL, .reason = "send"}, NULL);
+}
+
+/* Offers b->rate calls per second for `seconds`. */
+static void offer(bench *b, double seconds)
+{
+    rpc_arena *a = rpc_arena_create(0);
+    int64_t start = now_ns(), interval = 1000000000LL / b->rate;
+    int64_t end = start + (int64_t)(seconds * 1e9);
+    int64_t next = start;
+    while (next < end) {
+        int64_t t = now_ns();
+        if (t < next) {
+            struct timespec ts = {0, (long)(next - t)};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        /* Everything due by now (catches up after a late wake-up). */
+        while (next <= t && next < end) {
+            pthread_mutex_lock(&b->mu);
+            bench_game *g = b->idle;
+            if (g) {
+                b->idle = g->next_idle;
+                b->inflight++;
+            } else if (b->measuring) {
+                b->missed++;
+            }
+            pthread_mutex_unlock(&b->mu);
+            if (g)
+                send_move(b, g, a);
+            next += interval;
+        }
+    }
+    rpc_arena_destroy(a);
+}
+
+static int cmp64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int seed(bench *b)
+{
+    char err[64];
+    PGconn *pg = PQconnectdb(b->pg);
+    if (PQstatus(pg) != CONNECTION_OK) {
+        fprintf(stderr, "seed: %s", PQerrorMessage(pg));
+        return -1;
+    }
+    char tag[64], n[16];
+    snprintf(tag, sizeof(tag), "bench-%d-%s", (int)getpid(), b->label);
+    snprintf(n, sizeof(n), "%d", b->ngames);
+    const char *params[2] = {tag, n};
+    /* Two accounts (tagged, so a bench population can be removed) and n
+     * fresh games between them. */
+    PGresult *r = PQexecParams(pg,
+        "WITH a AS (INSERT INTO accounts (handle, pw_hash, tag) "
+        "  VALUES ($1 || '-a', 'x', 'bench'), ($1 || '-b', 'x', 'bench') RETURNING id), "
+        "g AS (INSERT INTO games (lexicon, seed) SELECT $1, i FROM generate_series(1, $2::int) i "
+        "  RETURNING id), "
+        "p AS (INSERT INTO game_players (game_id, seat, account_id) "
+        "  SELECT g.id, s.seat, s.id FROM g, "
+        "  (SELECT id, (row_number() OVER (ORDER BY id)) - 1 AS seat FROM a) s) "
+        "SELECT id FROM g ORDER BY id",
+        2, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        fprintf(stderr, "seed: %s", PQresultErrorMessage(r));
+        return -1;
+    }
+    b->ngames = PQntuples(r);
+    PGresult *acc = PQexecParams(pg, "SELECT id FROM accounts WHERE handle IN ($1 || '-a', $1 || '-b') "
+                                     "ORDER BY id", 1, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(acc) != PGRES_TUPLES_OK || PQntuples(acc) != 2) {
+        fprintf(stderr, "seed: accounts: %s", PQresultErrorMessage(acc));
+        return -1;
+    }
+    b->account[0] = atoll(PQgetvalue(acc, 0, 0));
+    b->account[1] = atoll(PQgetvalue(acc, 1, 0));
+    PQclear(acc);
+    b->games = calloc((size_t)b->ngames, sizeof(*b->games));
+    for (int i = 0; i < b->ngames; i++) {
+        b->games[i].id = atoll(PQgetvalue(r, i, 0));
+        b->games[i].next_idle = b->idle;
+        b->idle = &b->games[i];
+    }
+    PQclear(r);
+    PQfinish(pg);
+    (void)err;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static bench b = {.rate = 1000, .seconds = 10, .ngames = 2000, .label = "run",
+                      .mu = PTHREAD_MUTEX_INITIALIZER};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *k = argv[i], *v = argv[i + 1];
+        if (!strcmp(k, "--target")) b.target = v;
+        else if (!strcmp(k, "--metrics-port")) b.metrics_port = atoi(v);
+        else if (!strcmp(k, "--pg")) b.pg = v;
+        else if (!strcmp(k, "--pg-pid")) b.pg_pid = atoi(v);
+        else if (!strcmp(k, "--svc-pid")) b.svc_pid = atoi(v);
+        else if (!strcmp(k, "--rate")) b.rate = atoi(v);
+        else if (!strcmp(k, "--seconds")) b.seconds = atoi(v);
+        else if (!strcmp(k, "--games")) b.ngames = atoi(v);
+        else if (!strcmp(k, "--label")) b.label = v;
+        else { fprintf(stderr, "unknown option %s\n", k); return 2; }
+    }
+    if (!b.target || !b.pg || !b.metrics_port || !b.pg_pid || b.rate <= 0) {
+        fprintf(stderr, "usage: store-bench --target H:P --metrics-port P --pg CONNINFO "
+                        "--pg-pid PID [--svc-pid PID] [--rate N] [--seconds N] [--games N] [--label L]\n");
+        return 2;
+    }
+    g_bench = &b;
+    rpc_init();
+    if (seed(&b) != 0)
+        return 1;
+    b.ch = rpc_channel_create(b.target, NULL);
+    b.cap = (size_t)b.rate * (size_t)b.seconds * 2 + 1024;
+    b.lat_us = malloc(b.cap * sizeof(*b.lat_us));
+
+    offer(&b, 2.0); /* warm-up: connections, plans, caches */
+
+    double tx0 = metric(&b, "store_tx_total"), ops0 = metric(&b, "store_batch_ops_total");
+    double bat0 = metric(&b, "store_batches_total");
+    long long pg0 = pg_ticks(b.pg_pid), svc0 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
+    int64_t t0 = now_ns();
+    pthread_mutex_lock(&b.mu);
+    b.measuring = true;
+    pthread_mutex_unlock(&b.mu);
+    offer(&b, b.seconds);
+    pthread_mutex_lock(&b.mu);
+    b.measuring = false;
+    pthread_mutex_unlock(&b.mu);
+    double elapsed = (now_ns() - t0) / 1e9;
+    long long pg1 = pg_ticks(b.pg_pid), svc1 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
+    double tx = metric(&b, "store_tx_total") - tx0, ops = metric(&b, "store_batch_ops_total") - ops0;
+    double batches = metric(&b, "store_batches_total") - bat0;
+    /* Let in-flight calls land before the numbers are final. */
+    for (int i = 0; i < 500; i++) {
+        pthread_mutex_lock(&b.mu);
+        int left = b.inflight;
+        pthread_mutex_unlock(&b.mu);
+        if (!left)
+            break;
+        usleep(10000);
+    }
+    qsort(b.lat_us, b.nlat, sizeof(*b.lat_us), cmp64);
+    double p50 = b.nlat ? b.lat_us[b.nlat / 2] / 1000.0 : 0;
+    double p99 = b.nlat ? b.lat_us[(size_t)(b.nlat * 0.99)] / 1000.0 : 0;
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    double pg_cpu = (pg1 - pg0) / hz, svc_cpu = (svc1 - svc0) / hz;
+    printf("%-14s offered=%d/s held=%.0f/s ok=%ld err=%ld missed=%ld p50=%.2fms p99=%.2fms "
+           "tx/move=%.3f ops/batch=%.1f pg_cpu=%.2fs pg_cpu_per_1k=%.3fs svc_cpu_per_1k=%.3fs\n",
+           b.label, b.rate, b.ok / elapsed, b.ok, b.errors, b.missed, p50, p99,
+           ops > 0 ? tx / ops : 0, batches > 0 ? ops / batches : 0, pg_cpu,
+           b.ok ? pg_cpu * 1000.0 / b.ok : 0, b.ok && b.svc_pid ? svc_cpu * 1000.0 / b.ok : 0);
+    fflush(stdout);
+    rpc_channel_destroy(b.ch);
+    return b.errors ? 1 : 0;
+}

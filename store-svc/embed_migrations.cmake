@@ -1,0 +1,23 @@
+# Writes the migration files given in FILES (a ;-list, sorted by name
+# NNNN_name.sql) into OUT as the C table store_migrations[] (see store.h).
+# Bytes are written as hex so no SQL character needs escaping.
+set(decls "")
+set(rows "")
+set(i 0)
+foreach(f ${FILES})
+  get_filename_component(base ${f} NAME_WE)
+  string(REGEX MATCH "^([0-9]+)_" _ ${base})
+  if(NOT CMAKE_MATCH_1)
+    message(FATAL_ERROR "migration ${f}: name must be NNNN_name.sql")
+  endif()
+  math(EXPR version "${CMAKE_MATCH_1}")
+  file(READ ${f} hex HEX)
+  string(LENGTH "${hex}" n)
+  math(EXPR len "${n} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," body "${hex}")
+  string(APPEND decls "static const unsigned char m${i}[] = {${body}};\n")
+  string(APPEND rows "    {${version}, \"${base}\", m${i}, ${len}},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+file(WRITE ${OUT}.tmp "/* Generated from store-svc/migrations; do not edit. */\n#include \"store.h\"\n${decls}\nconst store_migration store_migrations[] = {\n${rows}};\nconst size_t store_migrations_count = ${i};\n")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUT}.tmp ${OUT})

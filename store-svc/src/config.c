@@ -1,0 +1,83 @@
+/*
+ * config.c — store-svc's options: the shared server options plus the
+ * Postgres and batching knobs. Every flag has a SCRABBLE_STORE_* twin.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc/cfg.h"
+#include "rpc/log.h"
+#include "store.h"
+
+#define STORE_ENV_PREFIX "SCRABBLE_STORE_"
+
+static const cfg_option store__options[] = {
+    CFG_STR_OPT(store_config, log_level, "log-level", "info", "debug, info, warn, error or off"),
+    CFG_STR_OPT(store_config, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
+                "libpq connection string of the Postgres store-svc owns"),
+    CFG_DUR_OPT(store_config, batch_window_ms, "batch-window", 0, 1000, "2ms",
+                "how long the writer waits for more writes to share a transaction"),
+    CFG_INT_OPT(store_config, batch_max, "batch-max", 1, 4096, "256",
+                "most writes in one transaction (1 turns batching off)"),
+    CFG_INT_OPT(store_config, read_pool, "read-pool", 1, 64, "4",
+                "reader threads, each with its own Postgres connection"),
+    CFG_STR_OPT(store_config, session_ttl_str, "session-ttl", "720h",
+                "lifetime of a new session (e.g. 720h, 30d, 90m)"),
+    /* 100k rounds cost ~30-40 ms of CPU per Register/Login here: logins are
+     * rare (clients keep their token for the session TTL, the load driver
+     * seeds sessions directly) and the work runs on the reader pool, never
+     * on the batcher. Stored hashes carry their own count, so raising it
+     * later does not invalidate old ones. */
+    CFG_INT_OPT(store_config, kdf_iterations, "kdf-iterations", 10000, 10000000, "100000",
+                "PBKDF2-HMAC-SHA256 rounds for new password hashes"),
+};
+
+/* "30d" is accepted on top of cfg_parse_duration's units: session lifetimes
+ * are naturally counted in days. */
+static int store__parse_ttl(const char *s, int64_t *ms)
+{
+    size_t n = strlen(s);
+    if (n > 1 && s[n - 1] == 'd') {
+        char *end;
+        long long days = strtoll(s, &end, 10);
+        if (end != s + n - 1 || days <= 0 || days > 3650)
+            return -1;
+        *ms = days * 86400LL * 1000LL;
+        return 0;
+    }
+    long long v;
+    if (cfg_parse_duration(s, &v) != 0 || v <= 0)
+        return -1;
+    *ms = v;
+    return 0;
+}
+
+int store_config_load(store_config *cfg, int argc, char **argv, int first,
+                      int *positional, int *npositional, char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    rpc_server_config_defaults(&cfg->rpc, 7200, 9200);
+
+    cfg_table tables[2] = {
+        {rpc_server_cfg_options, rpc_server_cfg_options_count, &cfg->rpc},
+        {store__options, sizeof(store__options) / sizeof(store__options[0]), cfg},
+    };
+    int rc = cfg_load(tables, 2, STORE_ENV_PREFIX, "store-svc", argc, argv, first,
+                      positional, npositional, err, errlen);
+    if (rc != CFG_OK)
+        return rc;
+    int lvl = log_level_parse(cfg->log_level);
+    if (lvl < 0) {
+        snprintf(err, errlen, "--log-level: '%s' is not one of debug, info, warn, error, off",
+                 cfg->log_level);
+        return CFG_ERROR;
+    }
+    log_threshold = lvl;
+    if (store__parse_ttl(cfg->session_ttl_str, &cfg->session_ttl_ms) != 0) {
+        snprintf(err, errlen, "--session-ttl: '%s' is not a positive duration (e.g. 720h, 30d)",
+                 cfg->session_ttl_str);
+        return CFG_ERROR;
+    }
+    return CFG_OK;
+}

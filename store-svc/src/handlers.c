@@ -1,0 +1,93 @@
+/*
+ * handlers.c — the gRPC face of store-svc: each Store method becomes a
+ * store_op in the call's arena, validated by its domain's begin function and
+ * submitted to the writer or the reader pool. The op's done callback
+ * finishes the call (from whichever thread ran the last stage: the runtime
+ * allows finishing a call from any thread).
+ */
+#include <stdint.h>
+
+#include "scrabble/v1/store.pb-c.h"
+#include "store.h"
+
+/* Finishes the gRPC call the op was made from. */
+static void store__call_done(store_op *op)
+{
+    rpc_call *call = op->done_arg;
+    if (op->st.code == GRPC_STATUS_OK && op->reply)
+        rpc_call_reply(call, op->reply);
+    else if (op->st.code == GRPC_STATUS_OK)
+        rpc_call_fail(call, GRPC_STATUS_INTERNAL, "internal", "%s produced no reply", op->name);
+    else
+        rpc_call_fail_status(call, &op->st);
+}
+
+static void store__dispatch(rpc_call *call, const ProtobufCMessage *req, store_server *srv,
+                            const char *name, store_begin_fn begin)
+{
+    rpc_arena *a = rpc_call_arena(call);
+    store_op *op = rpc_arena_calloc(a, 1, sizeof(*op));
+    if (!op) {
+        rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return;
+    }
+    op->name = name;
+    op->srv = srv;
+    op->arena = a;
+    op->req = req;
+    int64_t left = rpc_call_remaining_ms(call);
+    op->deadline_ms = left == INT64_MAX ? 0 : store_now_ms() + left;
+    op->done = store__call_done;
+    op->done_arg = call;
+    store_submit(srv, op, begin(op));
+}
+
+#define STORE__HANDLER(fn, name, begin)                                                   \
+    static void fn(rpc_call *call, const ProtobufCMessage *req, void *svc)               \
+    {                                                                                     \
+        store__dispatch(call, req, svc, name, begin);                                     \
+    }
+
+STORE__HANDLER(store__h_resolve_session, "ResolveSession", store_resolve_session_begin)
+STORE__HANDLER(store__h_register, "Register", store_register_begin)
+STORE__HANDLER(store__h_login, "Login", store_login_begin)
+STORE__HANDLER(store__h_get_account, "GetAccount", store_get_account_begin)
+STORE__HANDLER(store__h_update_profile, "UpdateProfile", store_update_profile_begin)
+STORE__HANDLER(store__h_get_stats, "GetStats", store_get_stats_begin)
+STORE__HANDLER(store__h_create_invitation, "CreateInvitation", store_create_invitation_begin)
+STORE__HANDLER(store__h_respond_invitation, "RespondInvitation", store_respond_invitation_begin)
+STORE__HANDLER(store__h_list_invitations, "ListInvitations", store_list_invitations_begin)
+STORE__HANDLER(store__h_get_invitation, "GetInvitation", store_get_invitation_begin)
+STORE__HANDLER(store__h_create_game, "CreateGame", store_create_game_begin)
+STORE__HANDLER(store__h_load_game, "LoadGame", store_load_game_begin)
+STORE__HANDLER(store__h_list_games, "ListGames", store_list_games_begin)
+STORE__HANDLER(store__h_commit_move, "CommitMove", store_commit_move_begin)
+STORE__HANDLER(store__h_finish_game, "FinishGame", store_finish_game_begin)
+STORE__HANDLER(store__h_append_chat, "AppendChat", store_append_chat_begin)
+STORE__HANDLER(store__h_list_chat, "ListChat", store_list_chat_begin)
+
+static const rpc_method_impl store__methods[] = {
+    {"ResolveSession", store__h_resolve_session},
+    {"Register", store__h_register},
+    {"Login", store__h_login},
+    {"GetAccount", store__h_get_account},
+    {"UpdateProfile", store__h_update_profile},
+    {"GetStats", store__h_get_stats},
+    {"CreateInvitation", store__h_create_invitation},
+    {"RespondInvitation", store__h_respond_invitation},
+    {"ListInvitations", store__h_list_invitations},
+    {"GetInvitation", store__h_get_invitation},
+    {"CreateGame", store__h_create_game},
+    {"LoadGame", store__h_load_game},
+    {"ListGames", store__h_list_games},
+    {"CommitMove", store__h_commit_move},
+    {"FinishGame", store__h_finish_game},
+    {"AppendChat", store__h_append_chat},
+    {"ListChat", store__h_list_chat},
+    {NULL, NULL},
+};
+
+int store_handlers_register(rpc_server *rs, store_server *srv)
+{
+    return rpc_server_add_service(rs, &scrabble__v1__store__descriptor, store__methods, srv);
+}

@@ -1,0 +1,149 @@
+/*
+ * json.c — turns the JSON the store_*_json() SQL functions produce into
+ * protobuf-c messages allocated in a call arena (strings copied there too,
+ * so the cJSON tree can be freed at once). Also the text-form bytea decoder.
+ */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scrabble/v1/store.pb-c.h"
+#include "store.h"
+
+cJSON *store_json_parse(const char *text)
+{
+    return text ? cJSON_Parse(text) : NULL;
+}
+
+static int64_t store__ji(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsNumber(v))
+        return (int64_t)v->valuedouble;
+    if (cJSON_IsString(v))
+        return strtoll(v->valuestring, NULL, 10);
+    return 0;
+}
+
+static char *store__js(rpc_arena *a, const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return rpc_arena_strdup(a, cJSON_IsString(v) ? v->valuestring : "");
+}
+
+ProtobufCMessage *store_json_profile(rpc_arena *a, const cJSON *j)
+{
+    if (!cJSON_IsObject(j))
+        return NULL;
+    Scrabble__V1__Profile *p = RPC_ARENA_MSG(a, Scrabble__V1__Profile, scrabble__v1__profile__init);
+    if (!p)
+        return NULL;
+    p->account_id = store__ji(j, "account_id");
+    p->handle = store__js(a, j, "handle");
+    p->display_name = store__js(a, j, "display_name");
+    p->bio = store__js(a, j, "bio");
+    p->created_at_ms = store__ji(j, "created_at_ms");
+    return &p->base;
+}
+
+ProtobufCMessage *store_json_invitation(rpc_arena *a, const cJSON *j)
+{
+    if (!cJSON_IsObject(j))
+        return NULL;
+    Scrabble__V1__Invitation *inv =
+        RPC_ARENA_MSG(a, Scrabble__V1__Invitation, scrabble__v1__invitation__init);
+    if (!inv)
+        return NULL;
+    inv->invitation_id = store__ji(j, "invitation_id");
+    inv->inviter_id = store__ji(j, "inviter_id");
+    inv->inviter_handle = store__js(a, j, "inviter_handle");
+    inv->status = (Scrabble__V1__InvitationStatus)store__ji(j, "status");
+    inv->game_id = store__ji(j, "game_id");
+    inv->lexicon = store__js(a, j, "lexicon");
+    inv->created_at_ms = store__ji(j, "created_at_ms");
+    const cJSON *seats = cJSON_GetObjectItemCaseSensitive(j, "seats");
+    int n = cJSON_IsArray(seats) ? cJSON_GetArraySize(seats) : 0;
+    inv->seats = rpc_arena_calloc(a, n ? (size_t)n : 1, sizeof(*inv->seats));
+    const cJSON *s;
+    cJSON_ArrayForEach(s, seats)
+    {
+        Scrabble__V1__Invitee *e = RPC_ARENA_MSG(a, Scrabble__V1__Invitee, scrabble__v1__invitee__init);
+        e->account_id = store__ji(s, "account_id");
+        e->handle = store__js(a, s, "handle");
+        e->answer = (Scrabble__V1__InviteeAnswer)store__ji(s, "answer");
+        inv->seats[inv->n_seats++] = e;
+    }
+    return &inv->base;
+}
+
+ProtobufCMessage *store_json_game(rpc_arena *a, const cJSON *j, int64_t *updated_us)
+{
+    if (!cJSON_IsObject(j))
+        return NULL;
+    Scrabble__V1__GameRecord *g =
+        RPC_ARENA_MSG(a, Scrabble__V1__GameRecord, scrabble__v1__game_record__init);
+    if (!g)
+        return NULL;
+    g->game_id = store__ji(j, "game_id");
+    g->invitation_id = store__ji(j, "invitation_id");
+    g->lexicon = store__js(a, j, "lexicon");
+    /* The seed's bits were stored in a signed bigint and travel as text. */
+    g->seed = (uint64_t)store__ji(j, "seed");
+    g->status = (Scrabble__V1__GameStatus)store__ji(j, "status");
+    g->to_move = (int32_t)store__ji(j, "to_move");
+    g->seq = store__ji(j, "seq");
+    g->end_reason = (Scrabble__V1__EndReason)store__ji(j, "end_reason");
+    g->created_at_ms = store__ji(j, "created_at_ms");
+    g->updated_at_ms = store__ji(j, "updated_at_ms");
+    if (updated_us)
+        *updated_us = store__ji(j, "updated_at_us");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "winners");
+    int nw = cJSON_IsArray(w) ? cJSON_GetArraySize(w) : 0;
+    g->winners = rpc_arena_calloc(a, nw ? (size_t)nw : 1, sizeof(int32_t));
+    const cJSON *x;
+    cJSON_ArrayForEach(x, w) g->winners[g->n_winners++] = (int32_t)x->valuedouble;
+    const cJSON *seats = cJSON_GetObjectItemCaseSensitive(j, "seats");
+    int n = cJSON_IsArray(seats) ? cJSON_GetArraySize(seats) : 0;
+    g->seats = rpc_arena_calloc(a, n ? (size_t)n : 1, sizeof(*g->seats));
+    cJSON_ArrayForEach(x, seats)
+    {
+        Scrabble__V1__Seat *s = RPC_ARENA_MSG(a, Scrabble__V1__Seat, scrabble__v1__seat__init);
+        s->seat = (int32_t)store__ji(x, "seat");
+        s->account_id = store__ji(x, "account_id");
+        s->handle = store__js(a, x, "handle");
+        s->score = (int32_t)store__ji(x, "score");
+        g->seats[g->n_seats++] = s;
+    }
+    return &g->base;
+}
+
+static int store__hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int store_bytea_decode(rpc_arena *a, const char *text, uint8_t **out, size_t *n)
+{
+    size_t len = strlen(text);
+    if (len < 2 || text[0] != '\\' || text[1] != 'x' || (len & 1))
+        return STORE_ERROR;
+    size_t m = (len - 2) / 2;
+    uint8_t *buf = rpc_arena_alloc(a, m ? m : 1);
+    if (!buf)
+        return STORE_ERROR;
+    for (size_t i = 0; i < m; i++) {
+        int hi = store__hexval(text[2 + 2 * i]), lo = store__hexval(text[3 + 2 * i]);
+        if (hi < 0 || lo < 0)
+            return STORE_ERROR;
+        buf[i] = (uint8_t)(hi << 4 | lo);
+    }
+    *out = buf;
+    *n = m;
+    return STORE_OK;
+}

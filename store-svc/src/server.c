@@ -1,0 +1,138 @@
+/*
+ * server.c — the store server context: metrics, the writer thread, the
+ * reader pool, and store_submit, the one place an op enters a queue.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc/log.h"
+#include "store.h"
+
+static const double store__batch_bounds[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
+
+void store_metrics_init(store_metrics *m, metrics_registry *r)
+{
+    m->batches = metrics_counter(r, "store_batches_total", NULL,
+                                 "Write transactions run by the batcher (one per batch)");
+    m->batch_ops = metrics_counter(r, "store_batch_ops_total", NULL,
+                                   "Write operations run by the batcher");
+    m->batch_size = metrics_histogram(r, "store_batch_size", NULL, "Write operations per batch",
+                                      store__batch_bounds,
+                                      sizeof(store__batch_bounds) / sizeof(store__batch_bounds[0]));
+    m->tx = metrics_counter(r, "store_tx_total", NULL,
+                            "Write transactions sent to Postgres, retries included");
+    m->retries = metrics_counter(r, "store_batch_retries_total", NULL,
+                                 "Batches that failed and were retried op by op");
+    m->reconnects = metrics_counter(r, "store_db_reconnects_total", NULL,
+                                    "Postgres connections re-established after a loss");
+    m->db_up = metrics_gauge(r, "store_db_up", NULL, "1 while the writer's connection is up");
+    m->read_ops = metrics_counter(r, "store_read_ops_total", NULL,
+                                  "Read operations run by the reader pool");
+    m->failed_unavailable = metrics_counter(r, "store_ops_unavailable_total", NULL,
+                                            "Operations failed UNAVAILABLE (database down)");
+}
+
+static void store__fail_unavailable(store_server *srv, store_op *op, const char *reason)
+{
+    metric_add(srv->m.failed_unavailable, 1);
+    rpc_status_set(&op->st, GRPC_STATUS_UNAVAILABLE, reason, "%s",
+                   strcmp(reason, "db_unavailable") == 0 ? "the database is unavailable"
+                                                         : "store-svc is shutting down");
+    op->reply = NULL;
+    store_op_finish(op);
+}
+
+void store_submit(store_server *srv, store_op *op, store_next where)
+{
+    op->srv = srv;
+    if (where == STORE_NEXT_DONE) {
+        store_op_finish(op);
+        return;
+    }
+    bool write = where == STORE_NEXT_WRITE;
+    /* A database known to be down fails the call now instead of letting it
+     * wait for its deadline; the owning thread keeps reconnecting. Local
+     * steps (password hashing) need no connection. */
+    if (op->stmt && !atomic_load(write ? &srv->writer_up : &srv->readers_up)) {
+        store__fail_unavailable(srv, op, "db_unavailable");
+        return;
+    }
+    if (!store_queue_push(write ? &srv->writeq : &srv->readq, op))
+        store__fail_unavailable(srv, op, "shutting_down");
+}
+
+/* Used by the threads for ops they cannot run. */
+void store__op_unavailable(store_server *srv, store_op *op, const char *reason)
+{
+    store__fail_unavailable(srv, op, reason);
+}
+
+int store_server_start(store_server *srv, const store_config *cfg, metrics_registry *r)
+{
+    memset(srv, 0, sizeof(*srv));
+    srv->cfg = *cfg;
+    if (!r) {
+        srv->own_registry = metrics_registry_create();
+        r = srv->own_registry;
+    }
+    store_metrics_init(&srv->m, r);
+    store_queue_init(&srv->writeq, cfg->batch_max);
+    store_queue_init(&srv->readq, 0);
+    atomic_store(&srv->writer_up, true);
+    atomic_store(&srv->readers_up, true);
+
+    store_db_init(&srv->writer_db, srv->cfg.pg, "writer", true, srv->m.reconnects);
+    srv->writer_db.owner = srv;
+    srv->nreaders = srv->cfg.read_pool;
+    srv->readers = calloc((size_t)srv->nreaders, sizeof(*srv->readers));
+    srv->reader_dbs = calloc((size_t)srv->nreaders, sizeof(*srv->reader_dbs));
+    if (!srv->readers || !srv->reader_dbs)
+        goto fail;
+    for (int i = 0; i < srv->nreaders; i++) {
+        char *label = malloc(24); /* freed in store_server_stop */
+        snprintf(label, 24, "reader-%d", i);
+        store_db_init(&srv->reader_dbs[i], srv->cfg.pg, label, false, srv->m.reconnects);
+        srv->reader_dbs[i].owner = srv;
+    }
+    if (pthread_create(&srv->writer, NULL, store_writer_main, srv) != 0)
+        goto fail;
+    for (int i = 0; i < srv->nreaders; i++)
+        if (pthread_create(&srv->readers[i], NULL, store_reader_main, &srv->reader_dbs[i]) != 0)
+            goto fail; /* not reached in practice; threads already started leak */
+    srv->started = true;
+    return STORE_OK;
+fail:
+    free(srv->readers);
+    free(srv->reader_dbs);
+    return STORE_ERROR;
+}
+
+void store_server_stop(store_server *srv)
+{
+    if (!srv->started)
+        return;
+    store_queue *qs[2] = {&srv->writeq, &srv->readq};
+    for (int i = 0; i < 2; i++) {
+        pthread_mutex_lock(&qs[i]->mu);
+        qs[i]->stopping = true;
+        pthread_cond_broadcast(&qs[i]->cv);
+        pthread_mutex_unlock(&qs[i]->mu);
+    }
+    /* Readers first: a reader may still hand an op to the writer. */
+    for (int i = 0; i < srv->nreaders; i++)
+        pthread_join(srv->readers[i], NULL);
+    pthread_join(srv->writer, NULL);
+    store_db_close(&srv->writer_db);
+    for (int i = 0; i < srv->nreaders; i++) {
+        store_db_close(&srv->reader_dbs[i]);
+        free((char *)srv->reader_dbs[i].label);
+    }
+    free(srv->readers);
+    free(srv->reader_dbs);
+    store_queue_destroy(&srv->writeq);
+    store_queue_destroy(&srv->readq);
+    if (srv->own_registry)
+        metrics_registry_destroy(srv->own_registry);
+    srv->started = false;
+}

@@ -1,0 +1,349 @@
+/*
+ * store.h — store-svc internals: the server context, the operation record
+ * every call becomes, the Postgres connection wrapper, the write batcher and
+ * the reader pool.
+ *
+ * Life of a call: a handler (handlers.c) validates the request, fills a
+ * store_op in the call's arena (which SQL statement, its parameters, the
+ * function that turns the result into a reply) and queues it on the writer
+ * (batcher.c) or the reader pool (readers.c). Whoever runs the last stage
+ * calls op->done, which finishes the gRPC call. Nothing in db.c, batcher.c or
+ * readers.c knows about gRPC, so tests drive them with their own `done`.
+ */
+#ifndef STORE_STORE_H
+#define STORE_STORE_H
+
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpc/arena.h"
+#include "rpc/metrics.h"
+#include "rpc/rpc.h"
+#include "rpc/status.h"
+
+/* Return codes of store functions. */
+enum {
+    STORE_OK = 0,
+    STORE_ERROR = -1,   /* see errstr, or the op's status */
+    STORE_ECONN = -2,   /* the connection is broken or timed out */
+};
+
+#define STORE_MAX_PARAMS 16
+
+/* ------------------------------------------------------------------ */
+/* Configuration (config.c)                                            */
+
+typedef struct store_config {
+    rpc_server_config rpc;
+    char log_level[16];    /* debug|info|warn|error|off */
+    char pg[512];          /* libpq conninfo */
+    int batch_window_ms;   /* how long the writer waits to fill a batch */
+    int batch_max;         /* ops per transaction; 1 turns batching off */
+    int read_pool;         /* reader threads, one connection each */
+    char session_ttl_str[32]; /* "720h", "30d": parsed into session_ttl_ms */
+    int64_t session_ttl_ms;   /* new sessions live this long */
+    int kdf_iterations;    /* PBKDF2 rounds for new password hashes */
+} store_config;
+
+/* Fills cfg from defaults, SCRABBLE_STORE_* and argv[first..]. Returns
+ * CFG_OK, CFG_HELP or CFG_ERROR (message in err). Non-flag arguments are
+ * returned through positional (indexes into argv). */
+int store_config_load(store_config *cfg, int argc, char **argv, int first,
+                      int *positional, int *npositional, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Operations                                                          */
+
+typedef struct store_op store_op;
+typedef struct store_server store_server;
+
+/* Where an op goes after a stage. */
+typedef enum store_next {
+    STORE_NEXT_DONE = 0,  /* op->st (and op->reply on OK) is final */
+    STORE_NEXT_WRITE,     /* run op->stmt on the writer (batched) */
+    STORE_NEXT_READ,      /* run op->stmt (or a local step) on a reader */
+} store_next;
+
+/* A stage's continuation. `res` is the statement's result (NULL for a local
+ * stage, i.e. when op->stmt was NULL). It sets op->st / op->reply, or sets
+ * up the next stage's stmt/params/step and says where it runs. A write-stage
+ * step must return STORE_NEXT_DONE and touch nothing but op->st/op->reply:
+ * the batcher may run it twice (a failed batch is retried op by op). */
+typedef store_next (*store_step_fn)(store_op *op, PGresult *res);
+
+/* Called once, from a writer or reader thread, when the op is final. */
+typedef void (*store_done_fn)(store_op *op);
+
+struct store_op {
+    const char *name;         /* for logs: "CommitMove" */
+    store_server *srv;
+    rpc_arena *arena;         /* replies and params live here (the call's) */
+    const void *req;          /* the decoded request (in the arena) */
+    int64_t deadline_ms;      /* monotonic; store_now_ms() */
+
+    const char *stmt;         /* prepared statement name, NULL: local step */
+    int nparams;
+    const char *params[STORE_MAX_PARAMS];
+    int lengths[STORE_MAX_PARAMS];
+    int formats[STORE_MAX_PARAMS];
+    store_step_fn step;
+
+    rpc_status st;            /* result */
+    ProtobufCMessage *reply;  /* on OK; in the arena */
+    void *scratch;            /* step-private state, in the arena */
+
+    store_done_fn done;
+    void *done_arg;           /* e.g. the rpc_call */
+    store_op *next;           /* queue link */
+    int64_t enqueued_ms;      /* set by store_queue_push */
+};
+
+/* Monotonic milliseconds. */
+int64_t store_now_ms(void);
+
+/* Parameter helpers: copy the value into the op's arena as text (or binary
+ * for bytea) at index i. */
+void store_op_param_text(store_op *op, int i, const char *s);
+void store_op_param_i64(store_op *op, int i, int64_t v);
+void store_op_param_bool(store_op *op, int i, bool v);
+void store_op_param_bytes(store_op *op, int i, const void *p, size_t n);
+/* A Postgres array literal of ints ("{1,2,3}"). */
+void store_op_param_int_array(store_op *op, int i, const int32_t *v, size_t n);
+/* A Postgres array literal of text, each element quoted and escaped. */
+void store_op_param_text_array(store_op *op, int i, char *const *v, size_t n);
+
+/* Sets op->st from a Postgres error (SQLSTATE mapped to a gRPC code). */
+void store_op_fail_pg(store_op *op, const PGresult *res, PGconn *pg);
+/* Sets op->st from a `code` column value ('ok' is not an error; returns
+ * true on 'ok'). Reasons map to codes as the contract says. */
+bool store_op_code(store_op *op, const char *code, const char *detail);
+
+/* ------------------------------------------------------------------ */
+/* Connections (db.c)                                                  */
+
+/* A prepared statement every connection carries. */
+typedef struct store_stmt {
+    const char *name;
+    const char *sql;
+    int nparams;
+} store_stmt;
+
+/* All statements (stmts.c), terminated by {NULL}. */
+extern const store_stmt store_statements[];
+
+typedef struct store_db {
+    PGconn *pg;             /* NULL while down */
+    const char *conninfo;   /* borrowed */
+    const char *label;      /* "writer", "reader-0" */
+    bool pipeline;          /* keep the connection in pipeline mode */
+    int64_t next_try_ms;    /* no reconnect before this */
+    int backoff_ms;         /* next delay: 100 ms doubling to 5 s */
+    bool connected_once;    /* later connects count as reconnects */
+    metric *reconnects;     /* may be NULL */
+    void *owner;            /* the thread's server context */
+    char errstr[256];
+} store_db;
+
+void store_db_init(store_db *db, const char *conninfo, const char *label, bool pipeline,
+                   metric *reconnects);
+/* Connects (if down and the backoff allows) and prepares every statement.
+ * STORE_OK when up. */
+int store_db_ensure(store_db *db);
+/* Drops the connection and schedules a reconnect. */
+void store_db_drop(store_db *db, const char *why);
+void store_db_close(store_db *db);
+bool store_db_up(const store_db *db);
+
+/* Sends everything buffered and waits for the next result, polling the
+ * socket until deadline_ms (monotonic). *out is the result (caller PQclear's
+ * it), or NULL at the end of a query's results. STORE_ECONN on a broken
+ * connection or timeout. */
+int store_db_next_result(store_db *db, int64_t deadline_ms, PGresult **out);
+/* Runs op->stmt alone (its own implicit transaction) and waits for its
+ * single result. On success *out is the result (caller clears). */
+int store_db_run_one(store_db *db, const store_op *op, int64_t deadline_ms, PGresult **out);
+
+/* Blocking connection for tools (migrate, tests): conninfo + timeouts. NULL
+ * on failure with the message in err. Caller PQfinish'es. */
+PGconn *store_db_connect_plain(const char *conninfo, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Migrations (migrate.c)                                              */
+
+typedef struct store_migration {
+    int version;
+    const char *name;
+    const unsigned char *sql;
+    size_t len;
+} store_migration;
+
+extern const store_migration store_migrations[];
+extern const size_t store_migrations_count;
+
+/* Applies the embedded migrations not yet in schema_migrations, under an
+ * advisory lock. *applied (may be NULL) gets how many ran. */
+int store_migrate(PGconn *pg, int *applied, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Queues, writer and readers (queue.c, batcher.c, readers.c)          */
+
+typedef struct store_queue {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    store_op *head, *tail;
+    int len;
+    int wake_at;      /* 0: signal every push (many consumers); else only at
+                       * len 1 and len == wake_at (the batcher's batch_max) */
+    bool stopping;
+} store_queue;
+
+/* The condition variable runs on CLOCK_MONOTONIC (see store_queue_wait). */
+void store_queue_init(store_queue *q, int wake_at);
+/* Waits on q->cv (q->mu held) until deadline_ms (monotonic); -1: forever. */
+void store_queue_wait(store_queue *q, int64_t deadline_ms);
+/* Unlinks the head (q->mu held). */
+store_op *store_queue_pop_locked(store_queue *q);
+void store_queue_destroy(store_queue *q);
+/* Appends; returns false when the queue is stopping (op not queued). */
+bool store_queue_push(store_queue *q, store_op *op);
+
+typedef struct store_metrics {
+    metric *batches;      /* store_batches_total */
+    metric *batch_ops;    /* store_batch_ops_total */
+    metric *batch_size;   /* store_batch_size histogram */
+    metric *tx;           /* store_tx_total */
+    metric *retries;      /* store_batch_retries_total */
+    metric *reconnects;   /* store_db_reconnects_total */
+    metric *db_up;        /* store_db_up (writer) */
+    metric *read_ops;     /* store_read_ops_total */
+    metric *failed_unavailable; /* store_ops_unavailable_total */
+} store_metrics;
+
+/* Registers the store metrics in r (NULL: a private registry is created and
+ * owned by the server). */
+void store_metrics_init(store_metrics *m, metrics_registry *r);
+
+/* The server context: everything mutable lives here. */
+struct store_server {
+    store_config cfg;
+    store_metrics m;
+    metrics_registry *own_registry;  /* when not given one */
+
+    store_queue writeq;
+    pthread_t writer;
+    store_db writer_db;
+    atomic_bool writer_up;
+
+    store_queue readq;
+    pthread_t *readers;
+    store_db *reader_dbs;
+    int nreaders;
+    atomic_bool readers_up;          /* at least the last reader attempt worked */
+
+    bool started;
+};
+
+/* Initializes srv with cfg (copied) and metrics in r; starts the writer and
+ * the readers. They connect in the background. Returns STORE_OK. */
+int store_server_start(store_server *srv, const store_config *cfg, metrics_registry *r);
+/* Stops the threads; ops still queued finish UNAVAILABLE shutting_down. */
+void store_server_stop(store_server *srv);
+
+/* Queues an op for its next stage; if it cannot run (queue stopping or the
+ * database known down), finishes it at once with UNAVAILABLE. */
+void store_submit(store_server *srv, store_op *op, store_next where);
+/* Calls op->done. */
+void store_op_finish(store_op *op);
+
+void *store_writer_main(void *arg);
+/* Checks an idle connection is still alive and (re)connects if needed:
+ * true when db is ready for a statement. */
+bool store__db_usable(store_db *db);
+/* Finishes op with UNAVAILABLE and `reason` (db_unavailable, shutting_down). */
+void store__op_unavailable(store_server *srv, store_op *op, const char *reason);
+void *store_reader_main(void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Text rules (text.c): pure.                                          */
+
+/* Returns NULL when s is acceptable, else the reason: "empty", "too_long",
+ * "bad_utf8", "bad_handle". Lengths count code points. */
+const char *store_check_handle(const char *s);
+const char *store_check_text(const char *s, size_t min_chars, size_t max_chars);
+/* Code points in valid UTF-8 s, or -1 when s is not valid UTF-8 (overlongs,
+ * surrogates and values above U+10FFFF are invalid). */
+long store_utf8_len(const char *s, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* Passwords and tokens (auth.c)                                       */
+
+/* Writes a new PBKDF2 hash string into out (>= 160 bytes). */
+int store_password_hash(const char *password, int iterations, char *out, size_t outlen);
+/* 1 when password matches the stored hash, 0 when not, -1 on a malformed
+ * stored hash. */
+int store_password_verify(const char *password, const char *stored);
+/* A new bearer token (64 lower-case hex chars of 32 random bytes) and its
+ * hash (64 hex chars of SHA-256(token)). Buffers >= 65 bytes. */
+int store_token_new(char *token, char *token_hash);
+void store_sha256_hex(const void *p, size_t n, char out[65]);
+
+/* ------------------------------------------------------------------ */
+/* Page tokens (pagetoken.c): pure.                                    */
+
+/* Opaque ListGames keyset token for (updated_at in µs, game_id). */
+void store_page_token_encode(int64_t updated_us, int64_t game_id, char *out, size_t outlen);
+/* 0 and the pair, or -1 when the token is malformed. */
+int store_page_token_decode(const char *tok, int64_t *updated_us, int64_t *game_id);
+
+/* ------------------------------------------------------------------ */
+/* JSON -> messages (json.c)                                           */
+
+struct cJSON;
+ProtobufCMessage *store_json_profile(rpc_arena *a, const struct cJSON *j);
+ProtobufCMessage *store_json_invitation(rpc_arena *a, const struct cJSON *j);
+/* A GameRecord without moves; *updated_us (may be NULL) gets the keyset
+ * time. */
+ProtobufCMessage *store_json_game(rpc_arena *a, const struct cJSON *j, int64_t *updated_us);
+/* A text column parsed as JSON; NULL when not valid. Caller cJSON_Delete's. */
+struct cJSON *store_json_parse(const char *text);
+
+/* Decodes Postgres' text form of bytea ("\x0a1b...") into the arena. */
+int store_bytea_decode(rpc_arena *a, const char *text, uint8_t **out, size_t *n);
+
+/* ------------------------------------------------------------------ */
+/* Operations by domain (accounts.c, invitations.c, games.c, chat.c)   */
+
+/* A begin function validates op->req and sets up op's first stage:
+ * returns where it runs, or STORE_NEXT_DONE with op->st set (bad input). */
+typedef store_next (*store_begin_fn)(store_op *op);
+
+store_next store_register_begin(store_op *op);        /* RegisterRequest */
+store_next store_login_begin(store_op *op);           /* LoginRequest */
+store_next store_resolve_session_begin(store_op *op); /* ResolveSessionRequest */
+store_next store_get_account_begin(store_op *op);     /* GetProfileRequest */
+store_next store_update_profile_begin(store_op *op);  /* StoreUpdateProfileRequest */
+store_next store_get_stats_begin(store_op *op);       /* GetStatsRequest */
+store_next store_create_invitation_begin(store_op *op);
+store_next store_respond_invitation_begin(store_op *op);
+store_next store_list_invitations_begin(store_op *op); /* AccountRef */
+store_next store_get_invitation_begin(store_op *op);   /* InvitationRef */
+store_next store_create_game_begin(store_op *op);
+store_next store_load_game_begin(store_op *op);        /* GameRef */
+store_next store_list_games_begin(store_op *op);
+store_next store_commit_move_begin(store_op *op);
+store_next store_finish_game_begin(store_op *op);
+store_next store_append_chat_begin(store_op *op);
+store_next store_list_chat_begin(store_op *op);        /* ListChatRequest */
+
+/* Sets op->st to INVALID_ARGUMENT with `reason` about `field`; returns
+ * STORE_NEXT_DONE. */
+store_next store_op_bad(store_op *op, const char *reason, const char *field);
+/* Column `col` of row 0 parsed as JSON into a message by `conv`; NULL when
+ * NULL or malformed. */
+ProtobufCMessage *store_op_json_col(store_op *op, PGresult *res, int row, int col,
+                                    ProtobufCMessage *(*conv)(rpc_arena *, const struct cJSON *));
+
+#endif

@@ -1,0 +1,156 @@
+/* Unit tests of store-svc's pure pieces: text rules, page tokens, password
+ * hashes and token hashes, parameter literals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "store.h"
+
+static void test_utf8_len(void **state)
+{
+    assert_int_equal(store_utf8_len("", 0), 0);
+    assert_int_equal(store_utf8_len("abc", 3), 3);
+    assert_int_equal(store_utf8_len("é", 2), 1);
+    assert_int_equal(store_utf8_len("€", 3), 1);
+    assert_int_equal(store_utf8_len("🎉", 4), 1);
+    assert_int_equal(store_utf8_len("\xc3", 1), -1);             /* truncated */
+    assert_int_equal(store_utf8_len("\xc0\xaf", 2), -1);         /* overlong '/' */
+    assert_int_equal(store_utf8_len("\xe0\x80\xaf", 3), -1);     /* overlong */
+    assert_int_equal(store_utf8_len("\xed\xa0\x80", 3), -1);     /* surrogate */
+    assert_int_equal(store_utf8_len("\xf4\x90\x80\x80", 4), -1); /* > U+10FFFF */
+    assert_int_equal(store_utf8_len("\x80", 1), -1);             /* lone continuation */
+    assert_int_equal(store_utf8_len("\xff", 1), -1);
+}
+
+static void test_handles(void **state)
+{
+    assert_null(store_check_handle("alice"));
+    assert_null(store_check_handle("R');DROP--"));
+    assert_null(store_check_handle("Zoë"));
+    assert_string_equal(store_check_handle(""), "empty");
+    assert_string_equal(store_check_handle("a b"), "bad_handle");
+    assert_string_equal(store_check_handle("a\tb"), "bad_handle");
+    assert_string_equal(store_check_handle("a\x7f"), "bad_handle");
+    assert_string_equal(store_check_handle("a\xc2\x85"), "bad_handle");     /* NEL */
+    assert_string_equal(store_check_handle("a\xc2\xa0"), "bad_handle");     /* NBSP */
+    assert_string_equal(store_check_handle("a\xe2\x80\x8b"), "bad_handle"); /* ZWSP */
+    assert_string_equal(store_check_handle("a\xff"), "bad_utf8");
+    assert_null(store_check_handle("abcdefghijklmnopqrstuvwxyz012345"));    /* 32 */
+    assert_string_equal(store_check_handle("abcdefghijklmnopqrstuvwxyz0123456"), "too_long");
+    /* 32 two-byte characters are 32 characters, not 64. */
+    char h[80] = "";
+    for (int i = 0; i < 32; i++)
+        strcat(h, "é");
+    assert_null(store_check_handle(h));
+    strcat(h, "é");
+    assert_string_equal(store_check_handle(h), "too_long");
+}
+
+static void test_text(void **state)
+{
+    assert_string_equal(store_check_text("", 1, 500), "empty");
+    assert_null(store_check_text("", 0, 64));
+    assert_null(store_check_text("line\nbreak", 1, 500));
+    char big[502];
+    memset(big, 'x', 501);
+    big[501] = '\0';
+    assert_string_equal(store_check_text(big, 1, 500), "too_long");
+    big[500] = '\0';
+    assert_null(store_check_text(big, 1, 500));
+    assert_string_equal(store_check_text("caf\xe9", 1, 500), "bad_utf8");
+}
+
+static void test_page_token(void **state)
+{
+    char tok[64];
+    int64_t us, id;
+    store_page_token_encode(1764680000123456LL, 42, tok, sizeof(tok));
+    assert_int_equal(store_page_token_decode(tok, &us, &id), 0);
+    assert_int_equal(us, 1764680000123456LL);
+    assert_int_equal(id, 42);
+    assert_int_equal(store_page_token_decode("", &us, &id), -1);
+    assert_int_equal(store_page_token_decode("g1.zz", &us, &id), -1);
+    assert_int_equal(store_page_token_decode("'; DROP TABLE games; --", &us, &id), -1);
+    tok[5] = 'G'; /* upper-case hex is not ours */
+    assert_int_equal(store_page_token_decode(tok, &us, &id), -1);
+    store_page_token_encode(1, 0, tok, sizeof(tok)); /* id 0 is never a game */
+    assert_int_equal(store_page_token_decode(tok, &us, &id), -1);
+}
+
+static void test_passwords(void **state)
+{
+    char h1[192], h2[192];
+    assert_int_equal(store_password_hash("correct horse", 10000, h1, sizeof(h1)), STORE_OK);
+    assert_int_equal(store_password_hash("correct horse", 10000, h2, sizeof(h2)), STORE_OK);
+    assert_string_not_equal(h1, h2); /* per-hash salt */
+    assert_memory_equal(h1, "pbkdf2-sha256$10000$", 20);
+    assert_int_equal(store_password_verify("correct horse", h1), 1);
+    assert_int_equal(store_password_verify("correct horsE", h1), 0);
+    assert_int_equal(store_password_verify("", h1), 0);
+    assert_int_equal(store_password_verify("x", "plain"), -1);
+    assert_int_equal(store_password_verify("x", "pbkdf2-sha256$10$zz$zz"), -1);
+}
+
+static void test_tokens(void **state)
+{
+    char t1[65], h1[65], t2[65], h2[65], again[65];
+    assert_int_equal(store_token_new(t1, h1), STORE_OK);
+    assert_int_equal(store_token_new(t2, h2), STORE_OK);
+    assert_int_equal(strlen(t1), 64);
+    assert_string_not_equal(t1, t2);
+    store_sha256_hex(t1, 64, again);
+    assert_string_equal(again, h1);
+    /* The seeder's contract: lower-case hex SHA-256 of the token bytes. */
+    store_sha256_hex("abc", 3, again);
+    assert_string_equal(again, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static void test_param_literals(void **state)
+{
+    rpc_arena *a = rpc_arena_create(0);
+    store_op op = {.arena = a};
+    int32_t v[3] = {1, -2, 30};
+    store_op_param_int_array(&op, 0, v, 3);
+    assert_string_equal(op.params[0], "{1,-2,30}");
+    store_op_param_int_array(&op, 1, v, 0);
+    assert_string_equal(op.params[1], "{}");
+    char *h[3] = {"plain", "quo\"te", "back\\slash,{x}"};
+    store_op_param_text_array(&op, 2, h, 3);
+    assert_string_equal(op.params[2], "{\"plain\",\"quo\\\"te\",\"back\\\\slash,{x}\"}");
+    store_op_param_bytes(&op, 3, "\0\1", 2);
+    assert_int_equal(op.lengths[3], 2);
+    assert_int_equal(op.formats[3], 1);
+    assert_int_equal(op.nparams, 4);
+    rpc_arena_destroy(a);
+}
+
+static void test_bytea_decode(void **state)
+{
+    rpc_arena *a = rpc_arena_create(0);
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(store_bytea_decode(a, "\\x00ff0A", &b, &n), STORE_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(b[1], 0xff);
+    assert_int_equal(b[2], 0x0a);
+    assert_int_equal(store_bytea_decode(a, "\\x", &b, &n), STORE_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(store_bytea_decode(a, "00ff", &b, &n), STORE_ERROR);
+    assert_int_equal(store_bytea_decode(a, "\\x0", &b, &n), STORE_ERROR);
+    rpc_arena_destroy(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_utf8_len),     cmocka_unit_test(test_handles),
+        cmocka_unit_test(test_text),         cmocka_unit_test(test_page_token),
+        cmocka_unit_test(test_passwords),    cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_param_literals), cmocka_unit_test(test_bytea_decode),
+    };
+    return cmocka_run_group_tests_name("store-svc units", tests, NULL, NULL);
+}
