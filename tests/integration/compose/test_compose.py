@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""Checks compose/ without a Docker engine.
+
+`docker-compose config` validates and renders compose/docker-compose.yml
+(plain, with --profile loadtest, and merged with a compose/games.sh
+override); the rendered YAML must have every service, a health check per
+service (the gRPC health probe on the service's own port for ours),
+CPU and memory limits, start-up ordered on health, a consistent game-svc
+instance list, and environment variables that are real flags of the
+binaries (checked against `--help` when the binaries are built). The
+Dockerfile and .dockerignore get a few structural checks.
+
+Exit 0 pass, 1 fail, 77 skipped (docker-compose not installed).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+# service -> (cpus, mem_limit); see docs/OPERATIONS.md, "Sizing".
+LIMITS = {
+    "postgres": (1.0, "1g"),
+    "redis": (0.25, "128m"),
+    "store-svc": (0.5, "256m"),
+    "game-svc-0": (1.0, "512m"),
+    "game-svc-1": (1.0, "512m"),
+    "gateway": (0.5, "256m"),
+    "loadtest": (1.0, "512m"),
+}
+# Our services: binary, env prefix, gRPC port.
+OURS = {
+    "store-svc": ("store-svc", "SCRABBLE_STORE_", 7200),
+    "game-svc": ("game-svc", "SCRABBLE_GAME_", 7100),
+    "gateway": ("gateway", "SCRABBLE_GATEWAY_", 7000),
+}
+
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+    return cond
+
+
+def compose(args, compose_dir, *extra):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
+    cmd = ["docker-compose"] + extra[0] + list(extra[1:])
+    return subprocess.run(cmd, cwd=compose_dir, env=env, capture_output=True, text=True, timeout=60)
+
+
+def run_config(compose_dir, files, profile=None, quiet=False):
+    cmd = []
+    for f in files:
+        cmd += ["-f", f]
+    if profile:
+        cmd += ["--profile", profile]
+    cmd += ["config"] + (["-q"] if quiet else [])
+    r = compose(None, compose_dir, cmd)
+    if r.returncode != 0:
+        failures.append("docker-compose %s failed (%d): %s" % (" ".join(cmd), r.returncode, r.stderr.strip()))
+        return None
+    return r.stdout
+
+
+def flags_of(bin_dir, binary, prefix):
+    """The env twins a built binary accepts, from its --help; None when not built."""
+    path = os.path.join(bin_dir, binary)
+    if not os.access(path, os.X_OK):
+        return None
+    r = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=30)
+    return set(re.findall(r"\b(%s[A-Z0-9_]+)" % re.escape(prefix), r.stdout + r.stderr))
+
+
+def norm_mem(v):
+    return str(v).lower().replace("b", "") if v is not None else None
+
+
+def kind_of(name):
+    return "game-svc" if name.startswith("game-svc-") else name
+
+
+def check_services(cfg, bin_dir, game_count):
+    import yaml
+    doc = yaml.safe_load(cfg)
+    svcs = doc.get("services", {})
+    want = ["postgres", "redis", "store-svc", "gateway", "loadtest"] + ["game-svc-%d" % i for i in range(game_count)]
+    for s in want:
+        check(s in svcs, "service %s is missing" % s)
+    games = sorted((s for s in svcs if s.startswith("game-svc-")), key=lambda s: int(s.split("-")[-1]))
+    check(len(games) == game_count, "expected %d game-svc services, found %s" % (game_count, games))
+    known = {}
+    for name, s in svcs.items():
+        # limits
+        cpus, mem = LIMITS.get(name, LIMITS.get("game-svc-0") if name.startswith("game-svc-") else (None, None))
+        check(s.get("cpus") is not None, "%s: no cpus limit" % name)
+        check(s.get("mem_limit") is not None, "%s: no mem_limit" % name)
+        if cpus is not None and s.get("cpus") is not None:
+            check(abs(float(s["cpus"]) - cpus) < 1e-9, "%s: cpus %s, expected %s" % (name, s["cpus"], cpus))
+            check(norm_mem(s.get("mem_limit")) == norm_mem(mem), "%s: mem_limit %s, expected %s" % (name, s.get("mem_limit"), mem))
+        # health checks on every long-running service
+        if name == "loadtest":
+            check(s.get("profiles") == ["loadtest"], "loadtest: profiles %s, expected [loadtest]" % s.get("profiles"))
+            check(s.get("command", [None])[:2] == ["loadtest", "run"], "loadtest: command %s" % s.get("command"))
+            check(s.get("network_mode") == "service:gateway", "loadtest: network_mode %s (the driver only targets loopback)" % s.get("network_mode"))
+            env = s.get("environment", {})
+            check(str(env.get("SCRABBLE_LOADTEST_TARGET", "")).startswith("127.0.0.1:"), "loadtest: target is not loopback")
+            check(s.get("restart") in ("no", None), "loadtest: must not restart (one-shot)")
+            continue
+        check("profiles" not in s, "%s: has profiles %s (only loadtest should)" % (name, s.get("profiles")))
+        hc = s.get("healthcheck") or {}
+        test = hc.get("test") or []
+        check(bool(test), "%s: no healthcheck" % name)
+        k = kind_of(name)
+        if k in OURS:
+            binary, prefix, port = OURS[k]
+            check(test == ["CMD", "grpc-health-probe", "-addr", "127.0.0.1:%d" % port],
+                  "%s: healthcheck %s is not the gRPC health probe on 127.0.0.1:%d" % (name, test, port))
+            check(s.get("command") == [binary], "%s: command %s, expected [%s]" % (name, s.get("command"), binary))
+            env = s.get("environment", {})
+            check(env.get(prefix + "LISTEN") == "0.0.0.0:%d" % port, "%s: %sLISTEN is %s" % (name, prefix, env.get(prefix + "LISTEN")))
+            for dep, cond in (s.get("depends_on") or {}).items():
+                check(cond.get("condition") == "service_healthy", "%s: depends on %s without service_healthy" % (name, dep))
+            if binary not in known:
+                known[binary] = flags_of(bin_dir, binary, prefix)
+            if known[binary] is not None:
+                for var in env:
+                    if var.startswith("SCRABBLE_"):
+                        check(var in known[binary], "%s: %s is not a flag of %s (see %s --help)" % (name, var, binary, binary))
+            if k == "game-svc":
+                idx = name.split("-")[-1]
+                check(str(env.get("SCRABBLE_GAME_INSTANCE")) == idx, "%s: SCRABBLE_GAME_INSTANCE is %s" % (name, env.get("SCRABBLE_GAME_INSTANCE")))
+        elif name == "postgres":
+            check("pg_isready" in " ".join(test), "postgres: healthcheck should use pg_isready")
+        elif name == "redis":
+            check("ping" in " ".join(test), "redis: healthcheck should ping")
+    gw = svcs.get("gateway", {})
+    lst = str(gw.get("environment", {}).get("SCRABBLE_GATEWAY_GAMES", ""))
+    check(lst == ",".join("%s:7100" % g for g in games),
+          "gateway: SCRABBLE_GATEWAY_GAMES %r does not list %s in order" % (lst, games))
+    for g in games:
+        check(g in (gw.get("depends_on") or {}), "gateway does not wait for %s" % g)
+    ports = gw.get("ports") or []
+    published = [p for p in ports if str(p.get("target") if isinstance(p, dict) else p).endswith("7000") or ":7000" in str(p)]
+    check(any("-" in str(p) for p in published), "gateway: publish 7000 on a host port range so --scale works (%s)" % ports)
+    return svcs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--bin-dir", required=True)
+    args = ap.parse_args()
+    if shutil.which("docker-compose") is None:
+        print("SKIP: docker-compose is not installed (apt-get install docker-compose)")
+        return SKIP
+    cdir = os.path.join(args.repo, "compose")
+    base = "docker-compose.yml"
+
+    print("-- docker-compose config -q")
+    run_config(cdir, [base], quiet=True)
+    print("-- docker-compose --profile loadtest config -q")
+    run_config(cdir, [base], profile="loadtest", quiet=True)
+    print("-- rendered configuration: services, health checks, limits, flags")
+    out = run_config(cdir, [base], profile="loadtest")
+    if out is not None:
+        check_services(out, args.bin_dir, 2)
+    if flags_of(args.bin_dir, "gateway", "SCRABBLE_GATEWAY_") is None:
+        print("   (binaries not built in %s: environment names not checked against --help)" % args.bin_dir)
+
+    print("-- games.sh 4 override")
+    r = subprocess.run([os.path.join(cdir, "games.sh"), "4"], capture_output=True, text=True)
+    if check(r.returncode == 0, "games.sh 4 failed: %s" % r.stderr):
+        with tempfile.NamedTemporaryFile("w", suffix=".yml", dir=cdir, prefix=".test-games-", delete=False) as f:
+            f.write(r.stdout)
+        try:
+            out = run_config(cdir, [base, os.path.basename(f.name)], profile="loadtest")
+            if out is not None:
+                check_services(out, args.bin_dir, 4)
+        finally:
+            os.unlink(f.name)
+    r = subprocess.run([os.path.join(cdir, "games.sh"), "1"], capture_output=True, text=True)
+    check(r.returncode == 2, "games.sh 1 should be a usage error (exit 2), got %d" % r.returncode)
+
+    print("-- Dockerfile and .dockerignore")
+    df = open(os.path.join(cdir, "Dockerfile")).read()
+    stages = re.findall(r"^FROM\s+(\S+)\s+AS\s+(\S+)", df, re.M | re.I)
+    check([s[1] for s in stages] == ["build", "runtime"], "Dockerfile stages %s, expected build then runtime" % stages)
+    runtime = df[df.lower().index(" as runtime"):] if " as runtime" in df.lower() else ""
+    check(re.search(r"apt-get install[^\n]*\n(?:[^\n]*\\\n)*", runtime) is not None, "runtime stage installs no libraries")
+    check(not re.search(r"\b[a-z0-9.+-]+-dev\b", runtime), "runtime stage installs -dev packages")
+    check("wamerican.kwg" in runtime, "runtime stage lacks the lexicon")
+    check("grpc-health-probe" in df, "the image lacks grpc-health-probe")
+    di = open(os.path.join(args.repo, ".dockerignore")).read().split("\n")
+    for pat in (".git", "build-*", "var"):
+        check(pat in di, ".dockerignore does not exclude %s" % pat)
+
+    if failures:
+        for f in failures:
+            print("FAIL: " + f, file=sys.stderr)
+        return 1
+    print("PASS: compose")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
