@@ -124,7 +124,8 @@ int main(int argc, char **argv)
     }
 
     /* One long-lived channel per downstream instance, opened now. */
-    rpc_channel_opts copts = { .max_message_bytes = gw.cfg.rpc.max_message_bytes };
+    rpc_channel_opts copts = { .max_message_bytes = gw.cfg.rpc.max_message_bytes,
+                                .tls = &gw.cfg.rpc.peer_tls };
     gw.store = rpc_channel_create(gw.cfg.store, &copts);
     gw.ngames = gw_config_game_targets(&gw.cfg, gw.game_names, GW_MAX_GAME_INSTANCES);
     for (int i = 0; i < gw.ngames; i++) {
@@ -156,6 +157,9 @@ int main(int argc, char **argv)
         log_error("start_failed", "err=\"cannot register scrabble.v1.Edge\"");
         goto fail;
     }
+    /* On SIGTERM, end the event streams at once: they would otherwise hold
+     * the drain for the whole grace period. */
+    rpc_server_on_drain(gw.server, gw_subs_close_all_cb, gw.subs);
     int port = rpc_server_start(gw.server, err, sizeof err);
     if (port == 0) {
         log_error("server_start_failed", "err=\"%s\"", err);

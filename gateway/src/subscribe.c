@@ -196,6 +196,29 @@ static void gw_subscribe__cancelled(rpc_call *call, void *arg)
     rpc_call_finish(call, GRPC_STATUS_CANCELLED, NULL, "client went away");
 }
 
+size_t gw_subs_close_all(gw_subs *s)
+{
+    size_t n = 0;
+    for (int i = 0; i < GW_SUBS_SHARDS; i++) {
+        gw_subs_shard *sh = &s->shards[i];
+        pthread_mutex_lock(&sh->mu);
+        for (int b = 0; b < GW_SUBS_BUCKETS; b++) {
+            while (sh->buckets[b]) {
+                gw_sub *sub = sh->buckets[b];
+                gw_subs__unlink(s, &sh->buckets[b], sub);
+                sub->cancelled = true;
+                s->ops.finish(sub->call, GRPC_STATUS_UNAVAILABLE, "shutting_down",
+                              "the gateway is restarting; subscribe again");
+                n++;
+            }
+        }
+        pthread_mutex_unlock(&sh->mu);
+    }
+    return n;
+}
+
+void gw_subs_close_all_cb(void *subs) { gw_subs_close_all(subs); }
+
 void gw_subscribe(gw_req *r)
 {
     gw_sub *sub = rpc_arena_calloc(rpc_call_arena(r->call), 1, sizeof *sub);

@@ -60,4 +60,10 @@ int gw_subs_deliver(gw_subs *s, int64_t account_id, const ProtobufCMessage *msg,
 
 size_t gw_subs_count(gw_subs *s);
 
+/* Ends every stream with UNAVAILABLE shutting_down and unlinks it (the
+ * gateway is draining). Returns how many were ended. */
+size_t gw_subs_close_all(gw_subs *s);
+/* The same, shaped as an rpc_server_on_drain callback (arg: the gw_subs). */
+void gw_subs_close_all_cb(void *subs);
+
 #endif

@@ -58,8 +58,13 @@ rpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts
         return NULL;
     rpc__canonical_target(target, ch->target, sizeof(ch->target));
 
-    grpc_arg args[8];
+    grpc_arg args[9];
     int n = 0;
+    /* Several addresses behind one name (gateways behind DNS): use them
+     * all, not just the first that connects. */
+    if (strncmp(ch->target, "dns:", 4) == 0)
+        args[n++] = (grpc_arg){.type = GRPC_ARG_STRING, .key = GRPC_ARG_SERVICE_CONFIG,
+                               .value.string = "{\"loadBalancingConfig\":[{\"round_robin\":{}}]}"};
     /* Keepalive pings cost CPU per connection; off unless asked for. */
     args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_KEEPALIVE_TIME_MS,
                            .value.integer = opts->keepalive_ms > 0 ? opts->keepalive_ms : INT_MAX};

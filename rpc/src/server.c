@@ -127,6 +127,8 @@ struct rpc_server {
     atomic_int live_calls; /* calls arrived and not freed */
     atomic_bool shutting_down;
     bool started, stopped;
+    void (*on_drain)(void *arg);
+    void *on_drain_arg;
 };
 
 static int64_t rpc__now_ns(void)
@@ -279,6 +281,12 @@ size_t rpc__server_service_names(rpc_server *s, const char **out, size_t max)
     for (int i = 0; i < s->nservices && n < max; i++)
         out[n++] = s->service_names[i];
     return n;
+}
+
+void rpc_server_on_drain(rpc_server *s, void (*fn)(void *arg), void *arg)
+{
+    s->on_drain = fn;
+    s->on_drain_arg = arg;
 }
 
 void rpc_server_set_serving(rpc_server *s, const char *service, bool serving)
@@ -949,6 +957,8 @@ void rpc_server_stop(rpc_server *s)
     s->stopped = true;
     atomic_store(&s->shutting_down, true);
     rpc__health_set_all(s->health, false);
+    if (s->on_drain)
+        s->on_drain(s->on_drain_arg);
     int tag = 0;
     grpc_server_shutdown_and_notify(s->server, s->shutdown_cq, &tag);
     gpr_timespec grace = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),

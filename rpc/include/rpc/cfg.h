@@ -70,7 +70,8 @@ int cfg_parse_duration(const char *s, long long *ms);
 
 /* The options of rpc_server_config (listen, metrics-listen, workers,
  * max-message-bytes, max-concurrent-streams, keepalive, shutdown-grace,
- * stream-queue-limit, tls-cert, tls-key, tls-ca, tls-server-name), all with
+ * stream-queue-limit, tls-cert, tls-key, tls-ca, tls-server-name, and the
+ * peer-tls-* twins for calls to other services), all with
  * def NULL: fill the struct with rpc_server_config_defaults first.
  * The log level is not in this table (no kind writes an enum): a service
  * declares `char log_level[16]` in its own config struct with

@@ -73,7 +73,11 @@ typedef struct rpc_server_config {
     int keepalive_ms;          /* server keepalive ping interval */
     int shutdown_grace_ms;     /* in-flight calls get this long on SIGTERM */
     int stream_queue_limit;    /* default per-stream queued messages */
-    rpc_tls_config tls;
+    rpc_tls_config tls;        /* this server's own port */
+    /* The identity this process presents when it calls other services of
+     * ours (mutual TLS between services); plaintext when empty. Services
+     * pass it to rpc_channel_create for their downstream channels. */
+    rpc_tls_config peer_tls;
 } rpc_server_config;
 
 /* Fills the defaults every service shares, with its own ports. */
@@ -118,6 +122,11 @@ int rpc_server_wait(rpc_server *s);
  * embedded use). */
 void rpc_server_stop(rpc_server *s);
 void rpc_server_destroy(rpc_server *s);
+
+/* Called once when draining starts (SIGTERM, rpc_server_stop), after
+ * health turns NOT_SERVING and before in-flight calls are awaited: the place
+ * to end long-lived streams so the drain does not wait for them. */
+void rpc_server_on_drain(rpc_server *s, void (*fn)(void *arg), void *arg);
 
 /* Health status of one service name ("" is the whole server). */
 void rpc_server_set_serving(rpc_server *s, const char *service, bool serving);
@@ -203,7 +212,8 @@ typedef struct rpc_channel_opts {
 
 /* A long-lived channel to `target` ("127.0.0.1:7100" or "ipv4:..." or
  * "dns:///host:port"). It connects lazily and reconnects with backoff by
- * itself. Free with rpc_channel_destroy. */
+ * itself. A dns: target that resolves to several addresses spreads calls
+ * over all of them (round robin). Free with rpc_channel_destroy. */
 rpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts);
 void rpc_channel_destroy(rpc_channel *ch);
 /* Asks the channel to connect now (it otherwise waits for the first call). */

@@ -303,9 +303,9 @@ static void test_server_options(void **state)
     static const char *const names[] = {
         "listen", "metrics-listen", "workers", "max-message-bytes", "max-concurrent-streams",
         "keepalive", "shutdown-grace", "stream-queue-limit", "tls-cert", "tls-key", "tls-ca",
-        "tls-server-name"};
-    assert_int_equal(rpc_server_cfg_options_count, 12);
-    for (size_t i = 0; i < 12; i++) {
+        "tls-server-name", "peer-tls-cert", "peer-tls-key", "peer-tls-ca", "peer-tls-server-name"};
+    assert_int_equal(rpc_server_cfg_options_count, 16);
+    for (size_t i = 0; i < 16; i++) {
         assert_string_equal(rpc_server_cfg_options[i].name, names[i]);
         assert_null(rpc_server_cfg_options[i].def);
     }
