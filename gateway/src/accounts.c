@@ -43,7 +43,7 @@ static bool gw_acc__oom(gw_req *r, const void *p)
 {
     if (p)
         return false;
-    rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "unavailable", "out of memory");
+    rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
     return true;
 }
 

@@ -124,7 +124,7 @@ void gw_auth_begin(gw_req *r, gw_action next)
         RPC_ARENA_MSG(a, Scrabble__V1__ResolveSessionRequest, scrabble__v1__resolve_session_request__init);
     char *token = rpc_arena_strndup(a, tok, tlen);
     if (!req || !token) {
-        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "unavailable", "out of memory");
+        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
         return;
     }
     req->token = token;

@@ -68,7 +68,7 @@ static void gw_edge__dispatch(gw_ctx *gw, rpc_call *call, const ProtobufCMessage
 {
     gw_req *r = rpc_arena_calloc(rpc_call_arena(call), 1, sizeof *r);
     if (!r) {
-        rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "unavailable", "out of memory");
+        rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
         return;
     }
     r->gw = gw;

@@ -223,7 +223,7 @@ void gw_subscribe(gw_req *r)
 {
     gw_sub *sub = rpc_arena_calloc(rpc_call_arena(r->call), 1, sizeof *sub);
     if (!sub) {
-        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "unavailable", "out of memory");
+        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
         return;
     }
     sub->call = r->call;
