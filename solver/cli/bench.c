@@ -1,0 +1,216 @@
+/* `scrabble-solver bench`: the figures of docs/BENCHMARKS-solver.md.
+ * Positions come from seeded static self-play (turn >= 4, tiles left in the
+ * bag), so every run measures the same set.  Each figure is measured reps
+ * times; the median is reported with the min-max spread as the noise.
+ * Time is the thread's CPU time, not wall time: the build machine is shared
+ * and wall time mostly measures the neighbours. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    solver_board b;
+    solver_rack r;
+} position;
+
+typedef struct {
+    position *pos;
+    int n, want;
+    position *open; /* turns 1-3: open boards, many more moves */
+    int nopen, want_open;
+} collector;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void snap(void *ud, const solver_board *b, const solver_rack *r, int bag, int turn)
+{
+    collector *c = ud;
+    if (c->nopen < c->want_open && turn >= 1 && turn <= 3 && !r->counts[0]) {
+        c->open[c->nopen].b = *b;
+        c->open[c->nopen].r = *r;
+        c->nopen++;
+    }
+    if (c->n < c->want && turn >= 4 && bag > 0) {
+        c->pos[c->n].b = *b;
+        c->pos[c->n].r = *r;
+        c->n++;
+    }
+}
+
+static long rss_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, strlen(key)))
+            v = strtol(line + strlen(key) + 1, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void report(const char *what, double *v, int n, const char *unit)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    printf("%-44s %10.1f %s  (min %.1f, max %.1f, %d reps)\n", what, v[n / 2], unit, v[0], v[n - 1], n);
+}
+
+int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int reps)
+{
+    const solver_dist *d = solver_dist_english();
+    if (reps < 1)
+        reps = 1;
+    if (npos < 1)
+        npos = 1;
+    size_t cap = 1u << 20;
+    solver_move *buf = malloc(cap * sizeof *buf);
+    collector c = {.pos = malloc((size_t)npos * sizeof(position)), .want = npos,
+                   .open = malloc(300 * sizeof(position)), .want_open = 300};
+    double *v = calloc((size_t)reps, sizeof *v);
+    if (!buf || !c.pos || !c.open || !v)
+        return 2;
+    long rss_loaded = rss_kb("VmRSS:");
+    struct stat sb;
+    stat(lex_path, &sb);
+
+    for (uint64_t seed = 1; c.n < npos; seed++)
+        cli_selfplay(lex, seed, buf, 64, NULL, snap, &c, NULL);
+    int nblank = 0;
+    for (int i = 0; i < c.n; i++)
+        nblank += c.pos[i].r.counts[0] > 0;
+    printf("positions: %d mid-game positions from seeded self-play (%d with a blank on the rack)\n", c.n, nblank);
+    printf("lexicon: %s, %zu words, %zu nodes, %lld bytes\n", lex_path, solver_lexicon_word_count(lex),
+           solver_lexicon_node_count(lex), (long long)sb.st_size);
+
+    /* Full generation, split blank-free / with blanks. */
+    solver_gen_opts all = {0}, best = {.top_n = 1};
+    double *vnb = calloc((size_t)reps, sizeof *vnb), *vb = calloc((size_t)reps, sizeof *vb);
+    size_t moves_nb = 0, moves_b = 0;
+    for (int r = 0; r < reps; r++) {
+        double t_nb = 0, t_b = 0;
+        size_t m_nb = 0, m_b = 0;
+        for (int i = 0; i < c.n; i++) {
+            double t0 = now_us();
+            size_t n = solver_gen(&c.pos[i].b, lex, d, &c.pos[i].r, &all, buf, cap);
+            double dt = now_us() - t0;
+            if (c.pos[i].r.counts[0]) {
+                t_b += dt;
+                m_b += n;
+            } else {
+                t_nb += dt;
+                m_nb += n;
+            }
+        }
+        v[r] = (t_nb + t_b) / c.n;
+        vnb[r] = t_nb / (c.n - nblank ? c.n - nblank : 1);
+        vb[r] = t_b / (nblank ? nblank : 1);
+        moves_nb = m_nb;
+        moves_b = m_b;
+    }
+    printf("moves per full generation: %.0f mean (blank-free racks %.0f, with blanks %.0f)\n",
+           (double)(moves_nb + moves_b) / c.n, (double)moves_nb / (c.n - nblank ? c.n - nblank : 1),
+           (double)moves_b / (nblank ? nblank : 1));
+    report("full generation, all racks (us/position)", v, reps, "us");
+    report("full generation, blank-free racks (us)", vnb, reps, "us");
+    report("full generation, racks with blanks (us)", vb, reps, "us");
+
+    for (int r = 0; r < reps; r++) {
+        double t_nb = 0, t_b = 0;
+        for (int i = 0; i < c.n; i++) {
+            double t0 = now_us();
+            solver_gen(&c.pos[i].b, lex, d, &c.pos[i].r, &best, buf, cap);
+            double dt = now_us() - t0;
+            if (c.pos[i].r.counts[0])
+                t_b += dt;
+            else
+                t_nb += dt;
+        }
+        v[r] = (t_nb + t_b) / c.n;
+        vnb[r] = t_nb / (c.n - nblank ? c.n - nblank : 1);
+        vb[r] = t_b / (nblank ? nblank : 1);
+    }
+    report("best move, all racks (us/position)", v, reps, "us");
+    report("best move, blank-free racks (us)", vnb, reps, "us");
+    report("best move, racks with blanks (us)", vb, reps, "us");
+
+    /* Open boards (turns 1-3, blank-free racks): closer to the position mix
+     * other engines are usually quoted on. */
+    size_t moves_open = 0;
+    for (int r = 0; r < reps; r++) {
+        double t_full = 0, t_best = 0;
+        moves_open = 0;
+        for (int i = 0; i < c.nopen; i++) {
+            double t0 = now_us();
+            moves_open += solver_gen(&c.open[i].b, lex, d, &c.open[i].r, &all, buf, cap);
+            double t1 = now_us();
+            solver_gen(&c.open[i].b, lex, d, &c.open[i].r, &best, buf, cap);
+            t_best += now_us() - t1;
+            t_full += t1 - t0;
+        }
+        vnb[r] = t_full / (c.nopen ? c.nopen : 1);
+        vb[r] = t_best / (c.nopen ? c.nopen : 1);
+    }
+    printf("open positions (turns 1-3, blank-free): %d, %.0f moves per full generation\n", c.nopen,
+           (double)moves_open / (c.nopen ? c.nopen : 1));
+    report("open positions, full generation (us)", vnb, reps, "us");
+    report("open positions, best move (us)", vb, reps, "us");
+
+    int games = 200;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_us();
+        for (int g = 0; g < games; g++)
+            cli_selfplay(lex, 1000 + (uint64_t)g, buf, 64, NULL, NULL, NULL, NULL);
+        v[r] = games / ((now_us() - t0) / 1e6);
+    }
+    report("self-play games per second (static best)", v, reps, "games/s");
+
+    char tmp[] = "/tmp/solver-bench-XXXXXX";
+    int fd = mkstemp(tmp);
+    if (fd >= 0) {
+        close(fd);
+        int br = reps < 3 ? reps : 3;
+        for (int r = 0; r < br; r++) {
+            solver_compile_opts o = {.lowercase_only = true};
+            solver_compile_stats st;
+            char err[256];
+            double t0 = now_us();
+            if (solver_lexicon_compile(SOLVER_WORDLIST, tmp, &o, &st, err, sizeof err)) {
+                fprintf(stderr, "build: %s\n", err);
+                break;
+            }
+            v[r] = (now_us() - t0) / 1e3;
+        }
+        report("lexicon build from " SOLVER_WORDLIST " (ms)", v, br, "ms");
+        unlink(tmp);
+    }
+    printf("resident memory after loading the lexicon: %ld kB; peak (VmHWM) %ld kB\n", rss_loaded,
+           rss_kb("VmHWM:"));
+    printf("sizeof(solver_board) = %zu bytes, sizeof(solver_move) = %zu bytes\n", sizeof(solver_board),
+           sizeof(solver_move));
+    free(vnb);
+    free(vb);
+    free(v);
+    free(c.pos);
+    free(c.open);
+    free(buf);
+    return 0;
+}
