@@ -189,6 +189,86 @@ static void rpc__md_release(grpc_metadata *md, size_t n)
     }
 }
 
+/* What one client call sends and receives: shared by the async unary, the
+ * blocking and the streaming calls. */
+typedef struct rpc__exchange {
+    grpc_metadata md[RPC__MAX_CLIENT_MD];
+    size_t md_count;
+    grpc_byte_buffer *send;
+    grpc_byte_buffer *recv;
+    grpc_metadata_array initial, trailing;
+    grpc_status_code status;
+    grpc_slice details;
+    const char *error_string;
+} rpc__exchange;
+
+/* Takes `send` over. */
+static void rpc__exchange_init(rpc__exchange *x, const rpc_client_opts *opts, grpc_byte_buffer *send)
+{
+    x->md_count = rpc__md_fill(x->md, opts);
+    x->send = send;
+    x->recv = NULL;
+    grpc_metadata_array_init(&x->initial);
+    grpc_metadata_array_init(&x->trailing);
+    x->status = GRPC_STATUS_UNKNOWN;
+    x->details = grpc_empty_slice();
+    x->error_string = NULL;
+}
+
+static void rpc__exchange_release(rpc__exchange *x)
+{
+    rpc__md_release(x->md, x->md_count);
+    if (x->send)
+        grpc_byte_buffer_destroy(x->send);
+    if (x->recv)
+        grpc_byte_buffer_destroy(x->recv);
+    grpc_metadata_array_destroy(&x->initial);
+    grpc_metadata_array_destroy(&x->trailing);
+    grpc_slice_unref(x->details);
+    if (x->error_string)
+        gpr_free((void *)x->error_string);
+}
+
+/* The request half: metadata, the message, half-close, response headers.
+ * Fills 4 ops. */
+static void rpc__request_ops(rpc__exchange *x, grpc_op *ops)
+{
+    memset(ops, 0, 4 * sizeof(*ops));
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[0].data.send_initial_metadata.count = x->md_count;
+    ops[0].data.send_initial_metadata.metadata = x->md;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = x->send;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &x->initial;
+}
+
+static void rpc__recv_message_op(rpc__exchange *x, grpc_op *op)
+{
+    memset(op, 0, sizeof(*op));
+    op->op = GRPC_OP_RECV_MESSAGE;
+    op->data.recv_message.recv_message = &x->recv;
+}
+
+static void rpc__status_op(rpc__exchange *x, grpc_op *op)
+{
+    memset(op, 0, sizeof(*op));
+    op->op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    op->data.recv_status_on_client.status = &x->status;
+    op->data.recv_status_on_client.status_details = &x->details;
+    op->data.recv_status_on_client.trailing_metadata = &x->trailing;
+    op->data.recv_status_on_client.error_string = &x->error_string;
+}
+
+/* A unary call in one batch of six ops. */
+static void rpc__unary_ops(rpc__exchange *x, grpc_op ops[6])
+{
+    rpc__request_ops(x, ops);
+    rpc__recv_message_op(x, &ops[4]);
+    rpc__status_op(x, &ops[5]);
+}
+
 static grpc_call *rpc__create_call(rpc_channel *ch, grpc_completion_queue *cq, const char *method,
                                    gpr_timespec deadline)
 {
@@ -206,14 +286,7 @@ typedef struct rpc__unary {
     rpc__tag tag;
     rpc_loop *loop;
     grpc_call *call;
-    grpc_metadata md[RPC__MAX_CLIENT_MD];
-    size_t md_count;
-    grpc_byte_buffer *send;
-    grpc_byte_buffer *recv;
-    grpc_metadata_array initial, trailing;
-    grpc_status_code status;
-    grpc_slice details;
-    const char *error_string;
+    rpc__exchange x;
     /* completion */
     const ProtobufCMessageDescriptor *reply_desc; /* NULL: raw */
     rpc_arena *arena;
@@ -224,16 +297,7 @@ typedef struct rpc__unary {
 
 static void rpc__unary_free(rpc__unary *u)
 {
-    rpc__md_release(u->md, u->md_count);
-    if (u->send)
-        grpc_byte_buffer_destroy(u->send);
-    if (u->recv)
-        grpc_byte_buffer_destroy(u->recv);
-    grpc_metadata_array_destroy(&u->initial);
-    grpc_metadata_array_destroy(&u->trailing);
-    grpc_slice_unref(u->details);
-    if (u->error_string)
-        gpr_free((void *)u->error_string);
+    rpc__exchange_release(&u->x);
     if (u->call)
         grpc_call_unref(u->call);
     free(u);
@@ -246,12 +310,12 @@ static void rpc__unary_done(rpc__tag *tag, bool ok)
     if (!ok)
         rpc_status_set(&st, GRPC_STATUS_UNAVAILABLE, "unavailable", "call failed in transport");
     else
-        rpc__status_from_core(&st, u->status, u->details, &u->trailing);
+        rpc__status_from_core(&st, u->x.status, u->x.details, &u->x.trailing);
     atomic_fetch_sub(&u->loop->pending, 1);
 
     if (u->reply_desc == NULL) {
-        grpc_byte_buffer *reply = u->recv;
-        u->recv = NULL;
+        grpc_byte_buffer *reply = u->x.recv;
+        u->x.recv = NULL;
         u->raw_cb(u->arg, &st, st.code == GRPC_STATUS_OK ? reply : (reply ? (grpc_byte_buffer_destroy(reply), NULL) : NULL));
         rpc__unary_free(u);
         return;
@@ -260,9 +324,9 @@ static void rpc__unary_done(rpc__tag *tag, bool ok)
     ProtobufCMessage *msg = NULL;
     ProtobufCAllocator *alloc = u->arena ? rpc_arena_allocator(u->arena) : NULL;
     if (st.code == GRPC_STATUS_OK) {
-        if (u->recv == NULL) {
+        if (u->x.recv == NULL) {
             rpc_status_set(&st, GRPC_STATUS_INTERNAL, "bad_reply", "server sent no reply message");
-        } else if ((msg = rpc_unpack(u->reply_desc, u->recv, alloc)) == NULL) {
+        } else if ((msg = rpc_unpack(u->reply_desc, u->x.recv, alloc)) == NULL) {
             rpc_status_set(&st, GRPC_STATUS_INTERNAL, "bad_reply", "reply is not a valid %s",
                            u->reply_desc->name);
         }
@@ -277,36 +341,21 @@ static int rpc__unary_start(rpc_channel *ch, const char *method, grpc_byte_buffe
                             const rpc_client_opts *opts, rpc__unary *u)
 {
     rpc_loop *loop = rpc__client_loop_for(opts);
-    if (loop == NULL)
+    if (loop == NULL) {
+        if (send)
+            grpc_byte_buffer_destroy(send);
+        free(u);
         return RPC_ERROR;
+    }
     u->tag.fn = rpc__unary_done;
     u->loop = loop;
-    u->send = send;
-    u->details = grpc_empty_slice();
-    grpc_metadata_array_init(&u->initial);
-    grpc_metadata_array_init(&u->trailing);
-    u->md_count = rpc__md_fill(u->md, opts);
+    rpc__exchange_init(&u->x, opts, send);
     u->call = rpc__create_call(ch, loop->cq, method, rpc__client_deadline(opts));
     if (u->call == NULL)
         goto fail;
 
     grpc_op ops[6];
-    memset(ops, 0, sizeof(ops));
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[0].data.send_initial_metadata.count = u->md_count;
-    ops[0].data.send_initial_metadata.metadata = u->md;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = u->send;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->initial;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &u->recv;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.status = &u->status;
-    ops[5].data.recv_status_on_client.status_details = &u->details;
-    ops[5].data.recv_status_on_client.trailing_metadata = &u->trailing;
-    ops[5].data.recv_status_on_client.error_string = &u->error_string;
+    rpc__unary_ops(&u->x, ops);
     atomic_fetch_add(&loop->pending, 1);
     if (grpc_call_start_batch(u->call, ops, 6, &u->tag, NULL) != GRPC_CALL_OK) {
         atomic_fetch_sub(&loop->pending, 1);
@@ -354,35 +403,12 @@ grpc_status_code rpc_client_unary_sync(rpc_channel *ch, const char *method,
 {
     *reply = NULL;
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
-    grpc_metadata md[RPC__MAX_CLIENT_MD];
-    size_t md_count = rpc__md_fill(md, opts);
     gpr_timespec deadline = rpc__client_deadline(opts);
     grpc_call *call = rpc__create_call(ch, cq, method, deadline);
-    grpc_byte_buffer *send = rpc_pack(req), *recv = NULL;
-    grpc_metadata_array initial, trailing;
-    grpc_metadata_array_init(&initial);
-    grpc_metadata_array_init(&trailing);
-    grpc_status_code status = GRPC_STATUS_UNKNOWN;
-    grpc_slice details = grpc_empty_slice();
-    const char *error_string = NULL;
-
+    rpc__exchange x;
+    rpc__exchange_init(&x, opts, rpc_pack(req));
     grpc_op ops[6];
-    memset(ops, 0, sizeof(ops));
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[0].data.send_initial_metadata.count = md_count;
-    ops[0].data.send_initial_metadata.metadata = md;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = send;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &initial;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &recv;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.status = &status;
-    ops[5].data.recv_status_on_client.status_details = &details;
-    ops[5].data.recv_status_on_client.trailing_metadata = &trailing;
-    ops[5].data.recv_status_on_client.error_string = &error_string;
+    rpc__unary_ops(&x, ops);
 
     int tag = 1;
     if (call == NULL || grpc_call_start_batch(call, ops, 6, &tag, NULL) != GRPC_CALL_OK) {
@@ -399,26 +425,18 @@ grpc_status_code rpc_client_unary_sync(rpc_channel *ch, const char *method,
         } else if (!ev.success) {
             rpc_status_set(st, GRPC_STATUS_UNAVAILABLE, "unavailable", "call failed in transport");
         } else {
-            rpc__status_from_core(st, status, details, &trailing);
+            rpc__status_from_core(st, x.status, x.details, &x.trailing);
             if (st->code == GRPC_STATUS_OK) {
-                if (recv == NULL)
+                if (x.recv == NULL)
                     rpc_status_set(st, GRPC_STATUS_INTERNAL, "bad_reply", "server sent no reply");
-                else if ((*reply = rpc_unpack(reply_desc, recv, alloc)) == NULL)
+                else if ((*reply = rpc_unpack(reply_desc, x.recv, alloc)) == NULL)
                     rpc_status_set(st, GRPC_STATUS_INTERNAL, "bad_reply", "reply is not a valid %s",
                                    reply_desc->name);
             }
         }
     }
 
-    rpc__md_release(md, md_count);
-    grpc_byte_buffer_destroy(send);
-    if (recv)
-        grpc_byte_buffer_destroy(recv);
-    grpc_metadata_array_destroy(&initial);
-    grpc_metadata_array_destroy(&trailing);
-    grpc_slice_unref(details);
-    if (error_string)
-        gpr_free((void *)error_string);
+    rpc__exchange_release(&x);
     if (call)
         grpc_call_unref(call);
     grpc_completion_queue_shutdown(cq);
@@ -439,14 +457,7 @@ struct rpc_client_stream {
     rpc_loop *loop;
     grpc_call *call;
     atomic_int refs;     /* one per tag in flight */
-    grpc_metadata md[RPC__MAX_CLIENT_MD];
-    size_t md_count;
-    grpc_byte_buffer *send;
-    grpc_byte_buffer *recv;
-    grpc_metadata_array initial, trailing;
-    grpc_status_code status;
-    grpc_slice details;
-    const char *error_string;
+    rpc__exchange x;
     bool status_ok;
     const ProtobufCMessageDescriptor *reply_desc;
     rpc_stream_msg_cb on_msg;
@@ -460,21 +471,12 @@ static void rpc__stream_unref(rpc_client_stream *s)
         return;
     rpc_status st;
     if (s->status_ok)
-        rpc__status_from_core(&st, s->status, s->details, &s->trailing);
+        rpc__status_from_core(&st, s->x.status, s->x.details, &s->x.trailing);
     else
         rpc_status_set(&st, GRPC_STATUS_UNAVAILABLE, "unavailable", "stream failed in transport");
     atomic_fetch_sub(&s->loop->pending, 1);
     s->on_end(s->arg, &st);
-    rpc__md_release(s->md, s->md_count);
-    if (s->send)
-        grpc_byte_buffer_destroy(s->send);
-    if (s->recv)
-        grpc_byte_buffer_destroy(s->recv);
-    grpc_metadata_array_destroy(&s->initial);
-    grpc_metadata_array_destroy(&s->trailing);
-    grpc_slice_unref(s->details);
-    if (s->error_string)
-        gpr_free((void *)s->error_string);
+    rpc__exchange_release(&s->x);
     grpc_call_unref(s->call);
     free(s);
 }
@@ -482,9 +484,7 @@ static void rpc__stream_unref(rpc_client_stream *s)
 static void rpc__stream_post_recv(rpc_client_stream *s)
 {
     grpc_op op;
-    memset(&op, 0, sizeof(op));
-    op.op = GRPC_OP_RECV_MESSAGE;
-    op.data.recv_message.recv_message = &s->recv;
+    rpc__recv_message_op(&s->x, &op);
     atomic_fetch_add(&s->refs, 1);
     if (grpc_call_start_batch(s->call, &op, 1, &s->recv_tag, NULL) != GRPC_CALL_OK) {
         grpc_call_cancel(s->call, NULL);
@@ -503,10 +503,10 @@ static void rpc__stream_on_start(rpc__tag *tag, bool ok)
 static void rpc__stream_on_recv(rpc__tag *tag, bool ok)
 {
     rpc_client_stream *s = rpc__container_of(tag, rpc_client_stream, recv_tag);
-    if (ok && s->recv != NULL) {
-        ProtobufCMessage *msg = rpc_unpack(s->reply_desc, s->recv, NULL);
-        grpc_byte_buffer_destroy(s->recv);
-        s->recv = NULL;
+    if (ok && s->x.recv != NULL) {
+        ProtobufCMessage *msg = rpc_unpack(s->reply_desc, s->x.recv, NULL);
+        grpc_byte_buffer_destroy(s->x.recv);
+        s->x.recv = NULL;
         if (msg == NULL) {
             log_warn("stream_bad_message", "type=%s", s->reply_desc->name);
             grpc_call_cancel(s->call, NULL);
@@ -547,21 +547,14 @@ rpc_client_stream *rpc_client_stream_open(rpc_channel *ch, const char *method,
     s->on_msg = on_msg;
     s->on_end = on_end;
     s->arg = arg;
-    s->details = grpc_empty_slice();
-    grpc_metadata_array_init(&s->initial);
-    grpc_metadata_array_init(&s->trailing);
-    s->md_count = rpc__md_fill(s->md, opts);
-    s->send = rpc_pack(req);
+    rpc__exchange_init(&s->x, opts, rpc_pack(req));
     /* A stream lives until cancelled: its deadline is the caller's
      * timeout_ms when given, otherwise none. */
     gpr_timespec deadline = (opts && opts->timeout_ms > 0) ? rpc__client_deadline(opts)
                                                             : gpr_inf_future(GPR_CLOCK_REALTIME);
     s->call = rpc__create_call(ch, loop->cq, method, deadline);
     if (s->call == NULL) {
-        rpc__md_release(s->md, s->md_count);
-        grpc_byte_buffer_destroy(s->send);
-        grpc_metadata_array_destroy(&s->initial);
-        grpc_metadata_array_destroy(&s->trailing);
+        rpc__exchange_release(&s->x);
         free(s);
         return NULL;
     }
@@ -570,26 +563,13 @@ rpc_client_stream *rpc_client_stream_open(rpc_channel *ch, const char *method,
     atomic_store(&s->refs, 1);
 
     grpc_op ops[4];
-    memset(ops, 0, sizeof(ops));
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[0].data.send_initial_metadata.count = s->md_count;
-    ops[0].data.send_initial_metadata.metadata = s->md;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = s->send;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial;
+    rpc__request_ops(&s->x, ops);
     atomic_fetch_add(&s->refs, 1);
     if (grpc_call_start_batch(s->call, ops, 4, &s->start_tag, NULL) != GRPC_CALL_OK)
         atomic_fetch_sub(&s->refs, 1);
 
     grpc_op sop;
-    memset(&sop, 0, sizeof(sop));
-    sop.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    sop.data.recv_status_on_client.status = &s->status;
-    sop.data.recv_status_on_client.status_details = &s->details;
-    sop.data.recv_status_on_client.trailing_metadata = &s->trailing;
-    sop.data.recv_status_on_client.error_string = &s->error_string;
+    rpc__status_op(&s->x, &sop);
     atomic_fetch_add(&s->refs, 1);
     if (grpc_call_start_batch(s->call, &sop, 1, &s->status_tag, NULL) != GRPC_CALL_OK)
         atomic_fetch_sub(&s->refs, 1);
