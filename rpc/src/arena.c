@@ -174,9 +174,8 @@ void *rpc_arena_calloc(rpc_arena *a, size_t n, size_t size)
     return p;
 }
 
-char *rpc_arena_strndup(rpc_arena *a, const char *s, size_t n)
+static char *rpc__arena_copy(rpc_arena *a, const char *s, size_t len)
 {
-    size_t len = strnlen(s, n);
     char *p = rpc_arena_alloc(a, len + 1);
     if (p == NULL)
         return NULL;
@@ -185,9 +184,14 @@ char *rpc_arena_strndup(rpc_arena *a, const char *s, size_t n)
     return p;
 }
 
+char *rpc_arena_strndup(rpc_arena *a, const char *s, size_t n)
+{
+    return rpc__arena_copy(a, s, strnlen(s, n));
+}
+
 char *rpc_arena_strdup(rpc_arena *a, const char *s)
 {
-    return rpc_arena_strndup(a, s, SIZE_MAX);
+    return rpc__arena_copy(a, s, strlen(s));
 }
 
 char *rpc_arena_printf(rpc_arena *a, const char *fmt, ...)

@@ -1,0 +1,59 @@
+/*
+ * config.c — game-svc's options (env prefix SCRABBLE_GAME_). The instance
+ * number is read first because it picks the default ports (7100 + i for
+ * gRPC, 9100 + i for metrics); the shared server table then overrides them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "game_svc.h"
+#include "rpc/cfg.h"
+
+#ifndef GAME_DEFAULT_LEXICON_DIR
+#define GAME_DEFAULT_LEXICON_DIR "share"
+#endif
+
+static const cfg_option config__options[] = {
+    CFG_INT_OPT(game_config, instance, "instance", 0, 63, "0",
+                "instance number; default ports are 7100+i (gRPC) and 9100+i (metrics)"),
+    CFG_STR_OPT(game_config, store, "store", "127.0.0.1:7200", "store-svc address host:port"),
+    CFG_STR_OPT(game_config, redis, "redis", "127.0.0.1:56379",
+                "Redis address host:port (drafts and events)"),
+    CFG_STR_OPT(game_config, lexicon_dir, "lexicon-dir", GAME_DEFAULT_LEXICON_DIR,
+                "directory of lexicon files <name>.kwg"),
+    CFG_STR_OPT(game_config, default_lexicon, "lexicon", "wamerican",
+                "lexicon of games that name none"),
+    CFG_INT_OPT(game_config, cache_mb, "cache-mb", 1, 1 << 20, "256",
+                "memory budget of the live-game cache in MiB"),
+    CFG_DUR_OPT(game_config, nudge_interval_ms, "nudge-interval", 0, 7 * 86400000, "1h",
+                "least time between two nudges by one player in one game"),
+    CFG_STR_OPT(game_config, log_level, "log-level", "info", "debug, info, warn, error or off"),
+};
+
+/* --instance (flag or env) before anything else. */
+static int config__instance(int argc, char **argv)
+{
+    const char *v = getenv("SCRABBLE_GAME_INSTANCE");
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--instance=", 11) == 0)
+            v = argv[i] + 11;
+        else if (strcmp(argv[i], "--instance") == 0 && i + 1 < argc)
+            v = argv[i + 1];
+    }
+    int n = v ? atoi(v) : 0;
+    return n >= 0 && n <= 63 ? n : 0;
+}
+
+int game_config_load(game_config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof *cfg);
+    int inst = config__instance(argc, argv);
+    rpc_server_config_defaults(&cfg->rpc, 7100 + inst, 9100 + inst);
+    cfg_table tables[] = {
+        {rpc_server_cfg_options, rpc_server_cfg_options_count, &cfg->rpc},
+        {config__options, sizeof config__options / sizeof config__options[0], cfg},
+    };
+    return cfg_load(tables, 2, "SCRABBLE_GAME_", "game-svc", argc, argv, 1, NULL, NULL, err,
+                    errlen);
+}

@@ -1,0 +1,143 @@
+/*
+ * game_svc.h — the server context of game-svc (the only mutable state of the
+ * process) and the operation model shared by game.c and handlers.c.
+ */
+#ifndef GAME_SVC_H
+#define GAME_SVC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "drafts.h"
+#include "events.h"
+#include "rpc/metrics.h"
+#include "rpc/rpc.h"
+#include "rules.h"
+#include "scrabble/v1/game.pb-c.h"
+#include "scrabble/v1/store.pb-c.h"
+#include "store_client.h"
+
+typedef struct game_config {
+    rpc_server_config rpc;
+    char store[128];
+    char redis[128];
+    char lexicon_dir[256];
+    char default_lexicon[32];
+    char log_level[16];
+    int instance;
+    int cache_mb;
+    int nudge_interval_ms;
+} game_config;
+
+/* Fills defaults, then environment (SCRABBLE_GAME_*) and flags. Returns
+ * CFG_OK, CFG_HELP or CFG_ERROR (message in err). */
+int game_config_load(game_config *cfg, int argc, char **argv, char *err, size_t errlen);
+
+#define GAME_MAX_LEXICONS 8
+
+typedef struct game_lexicons {
+    pthread_mutex_t mu;
+    char dir[256];
+    int n;
+    char names[GAME_MAX_LEXICONS][32];
+    solver_lexicon *lex[GAME_MAX_LEXICONS];
+} game_lexicons;
+
+void game_lexicons_init(game_lexicons *l, const char *dir);
+void game_lexicons_free(game_lexicons *l);
+/* The lexicon <dir>/<name>.kwg, loaded on first use and kept; NULL when the
+ * name is malformed ([a-z0-9_-]{1,31}) or the file does not load. */
+const solver_lexicon *game_lexicons_get(game_lexicons *l, const char *name);
+
+typedef struct game_svc {
+    game_config cfg;
+    game_cache *cache;
+    game_store store;
+    game_drafts *drafts;
+    game_events *events;
+    game_lexicons lexicons;
+    metric *m_evaluate;
+    metric *m_turns;
+    metric *m_cache_entries, *m_cache_bytes, *m_cache_misses, *m_evictions;
+} game_svc;
+
+/* What an operation's run function did. */
+enum {
+    GAME_OP_DONE = 0, /* the call is finished */
+    GAME_OP_PENDING,  /* an async continuation owns the op and its entry reference */
+    GAME_OP_POST,     /* call op->post after the entry lock is dropped */
+};
+
+typedef struct game_op game_op;
+/* Runs with e->mu held and e READY. Must not block. */
+typedef int (*game_op_run_fn)(game_svc *svc, game_entry *e, game_op *op);
+/* Runs without any lock; finishes the call (now or asynchronously) and must
+ * not touch the entry. */
+typedef void (*game_op_post_fn)(game_svc *svc, game_op *op);
+
+/* A validated turn waiting for the store (in the call's arena: about 4 KB,
+ * so only turns that reach CommitMove pay for it). */
+typedef struct game_pending {
+    game_state next_state; /* the game after the move, applied on commit */
+    game_move move;
+} game_pending;
+
+/* One call about one game. Allocated in the call's arena: it dies with the
+ * call, so nothing may touch it after the call is finished. */
+struct game_op {
+    game_op *next;           /* in the entry's wait queue / a post list */
+    game_op_run_fn run;
+    game_op_post_fn post;
+    bool is_turn;            /* waits while a commit is in flight */
+    game_svc *svc;
+    rpc_call *call;
+    game_entry *entry;       /* holds one reference while queued or running */
+    int64_t game_id;
+    int64_t account_id;
+    const ProtobufCMessage *req;
+    int seat;                /* the caller's seat, set by run */
+
+    /* Turns. */
+    int64_t expected_seq;
+    game_turn turn;
+    solver_placement placed[16];
+    char tiles[16];
+    struct game_pending *pending; /* allocated when a commit starts */
+
+    /* Social: who to tell (copied under the lock for the post step). */
+    int nseats;
+    int64_t seat_accounts[GAME_MAX_SEATS];
+    char handle[GAME_HANDLE_MAX];
+};
+
+/* Routes an operation to its game's entry: runs it now when the game is
+ * resident, queues it behind a load or a commit otherwise. Finishes the call
+ * itself on any failure. */
+void game_dispatch(game_svc *svc, int64_t game_id, game_op *op);
+
+/* Starts the turn described by op (under e->mu): expected_seq, idempotent
+ * retry, rules, CommitMove. Returns a GAME_OP_* code. */
+int game_turn_run(game_svc *svc, game_entry *e, game_op *op);
+
+/* Builds e's game from a stored record by replaying its moves (e->mu held
+ * when e is in the cache; history goes through svc->cache). Returns 0, or
+ * -1 with st set. */
+int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1__GameRecord *rec,
+                                rpc_status *st);
+
+/* Publishes GAME_STARTED to every seat and YOUR_TURN to the first mover
+ * (under e->mu). */
+void game_announce_start(game_svc *svc, game_entry *e);
+
+/* Milliseconds since the Unix epoch. */
+int64_t game_now_ms(void);
+
+/* ---- views: protobuf messages from cache state (view.c), in `a` ---- */
+Scrabble__V1__GameState *game_view_state(rpc_arena *a, const game_entry *e, int my_seat);
+Scrabble__V1__Move *game_view_move(rpc_arena *a, const game_move *m, bool reveal_exchange);
+/* Seats with scores (no racks). */
+Scrabble__V1__Seat **game_view_seats(rpc_arena *a, const game_state *g);
+
+#endif

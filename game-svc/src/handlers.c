@@ -1,0 +1,640 @@
+/*
+ * handlers.c — the scrabble.v1.Game methods. Each handler authenticates the
+ * caller from `scrabble-account-id`, builds a game_op in the call's arena and
+ * dispatches it to the game's cache entry; the op's run step (entry locked)
+ * checks the seat and does the in-memory work; a post step (no lock) does
+ * Redis or store I/O.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "game_svc.h"
+#include "handlers.h"
+#include "rpc/log.h"
+
+#define HANDLERS__CHAT_MAX 500
+
+/* The caller's account id, or 0 (and the call failed UNAUTHENTICATED). */
+static int64_t handlers__account(rpc_call *call)
+{
+    size_t len = 0;
+    const char *v = rpc_call_metadata(call, "scrabble-account-id", &len);
+    int64_t id = 0;
+    if (v && len > 0 && len <= 18) {
+        for (size_t i = 0; i < len; i++) {
+            if (v[i] < '0' || v[i] > '9') {
+                id = 0;
+                break;
+            }
+            id = id * 10 + (v[i] - '0');
+        }
+    }
+    if (id <= 0)
+        rpc_call_fail(call, GRPC_STATUS_UNAUTHENTICATED, "unauthenticated",
+                      "missing or malformed scrabble-account-id");
+    return id;
+}
+
+static game_op *handlers__op(rpc_call *call, const ProtobufCMessage *req, game_op_run_fn run,
+                             game_op_post_fn post)
+{
+    int64_t account = handlers__account(call);
+    if (!account)
+        return NULL;
+    game_op *op = rpc_arena_calloc(rpc_call_arena(call), 1, sizeof *op);
+    if (!op) {
+        rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return NULL;
+    }
+    op->call = call;
+    op->req = req;
+    op->run = run;
+    op->post = post;
+    op->account_id = account;
+    op->seat = -1;
+    return op;
+}
+
+/* Seat check shared by every run step. */
+static bool handlers__seated(game_entry *e, game_op *op)
+{
+    op->seat = game_rules_seat_of(&e->g, op->account_id);
+    if (op->seat >= 0)
+        return true;
+    rpc_call_fail(op->call, GRPC_STATUS_PERMISSION_DENIED, "not_a_player",
+                  "account %lld has no seat in game %lld", (long long)op->account_id,
+                  (long long)e->game_id);
+    return false;
+}
+
+/* Copies wire placements; a letter that is not exactly one character
+ * becomes 0, which the solver reports as bad_letter. At most 16 are kept
+ * (more than 7 is illegal anyway: the solver says so from the count). */
+static size_t handlers__placements(Scrabble__V1__Placement **in, size_t n, solver_placement *out)
+{
+    size_t k = n < 16 ? n : 16;
+    for (size_t i = 0; i < k; i++) {
+        const Scrabble__V1__Placement *p = in[i];
+        out[i].row = p->row;
+        out[i].col = p->col;
+        out[i].letter = p->letter && p->letter[0] && !p->letter[1] ? p->letter[0] : 0;
+        out[i].is_blank = p->blank;
+    }
+    return k;
+}
+
+/* ------------------------------------------------------------------ */
+/* GetState / GetHistory / Evaluate                                    */
+
+static int handlers__get_state_run(game_svc *svc, game_entry *e, game_op *op)
+{
+    if (!handlers__seated(e, op))
+        return GAME_OP_DONE;
+    Scrabble__V1__GameState *st = game_view_state(rpc_call_arena(op->call), e, op->seat);
+    if (!st)
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+    else
+        rpc_call_reply(op->call, &st->base);
+    return GAME_OP_DONE;
+}
+
+static void handlers_get_state(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__GameRef *r = (const Scrabble__V1__GameRef *)req;
+    game_op *op = handlers__op(call, req, handlers__get_state_run, NULL);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+static int handlers__history_run(game_svc *svc, game_entry *e, game_op *op)
+{
+    const Scrabble__V1__GetHistoryRequest *r = (const Scrabble__V1__GetHistoryRequest *)op->req;
+    rpc_arena *a = rpc_call_arena(op->call);
+    if (!handlers__seated(e, op))
+        return GAME_OP_DONE;
+    Scrabble__V1__GetHistoryReply *rep =
+        RPC_ARENA_MSG(a, Scrabble__V1__GetHistoryReply, scrabble__v1__get_history_reply__init);
+    size_t from = r->since_seq > 0 ? (size_t)r->since_seq : 0;
+    if (from > e->nmoves)
+        from = e->nmoves;
+    size_t n = e->nmoves - from;
+    rep->seq = e->g.seq;
+    if (n > 0) {
+        rep->moves = rpc_arena_alloc(a, n * sizeof *rep->moves);
+        for (size_t i = 0; rep->moves && i < n; i++) {
+            const game_move *m = &e->moves[from + i];
+            rep->moves[i] = game_view_move(a, m, m->seat == op->seat);
+        }
+        rep->n_moves = rep->moves ? n : 0;
+    }
+    rpc_call_reply(op->call, &rep->base);
+    return GAME_OP_DONE;
+}
+
+static void handlers_get_history(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__GetHistoryRequest *r = (const Scrabble__V1__GetHistoryRequest *)req;
+    game_op *op = handlers__op(call, req, handlers__history_run, NULL);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+/* The hot call: answered from the cache, nothing but the arena allocated. */
+static int handlers__evaluate_run(game_svc *svc, game_entry *e, game_op *op)
+{
+    const Scrabble__V1__EvaluateRequest *r = (const Scrabble__V1__EvaluateRequest *)op->req;
+    rpc_arena *a = rpc_call_arena(op->call);
+    if (!handlers__seated(e, op))
+        return GAME_OP_DONE;
+    Scrabble__V1__EvaluateReply *rep =
+        RPC_ARENA_MSG(a, Scrabble__V1__EvaluateReply, scrabble__v1__evaluate_reply__init);
+    if (!rep) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return GAME_OP_DONE;
+    }
+    if (svc->m_evaluate)
+        metric_add(svc->m_evaluate, 1);
+    if (e->g.status != GAME_STATUS_ACTIVE) {
+        rep->reason = "game_over";
+        rep->message = "the game is over";
+        rpc_call_reply(op->call, &rep->base);
+        return GAME_OP_DONE;
+    }
+    solver_placement p[16];
+    solver_result res;
+    size_t n = handlers__placements(r->placements, r->n_placements, p);
+    if (game_rules_evaluate(&e->g, op->seat, p, n, &res) == SOLVER_OK) {
+        rep->legal = true;
+        rep->score = res.score;
+        rep->notation = rpc_arena_strdup(a, res.notation);
+        rep->words = rpc_arena_alloc(a, (size_t)res.nwords * sizeof(char *) + 1);
+        for (int w = 0; rep->words && w < res.nwords; w++)
+            rep->words[w] = rpc_arena_strdup(a, res.words[w]);
+        rep->n_words = rep->words ? (size_t)res.nwords : 0;
+    } else {
+        rep->reason = (char *)solver_reason_token(res.reason);
+        rep->message = rpc_arena_strdup(a, res.message);
+    }
+    rpc_call_reply(op->call, &rep->base);
+    return GAME_OP_DONE;
+}
+
+static void handlers_evaluate(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__EvaluateRequest *r = (const Scrabble__V1__EvaluateRequest *)req;
+    game_op *op = handlers__op(call, req, handlers__evaluate_run, NULL);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+/* ------------------------------------------------------------------ */
+/* Turns                                                               */
+
+static game_op *handlers__turn_op(rpc_call *call, const ProtobufCMessage *req, int kind,
+                                  int64_t expected_seq)
+{
+    game_op *op = handlers__op(call, req, game_turn_run, NULL);
+    if (!op)
+        return NULL;
+    op->is_turn = true;
+    op->expected_seq = expected_seq;
+    op->turn.kind = kind;
+    op->turn.placed = op->placed;
+    op->turn.tiles = op->tiles;
+    return op;
+}
+
+static void handlers_submit_play(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__SubmitPlayRequest *r = (const Scrabble__V1__SubmitPlayRequest *)req;
+    game_op *op = handlers__turn_op(call, req, GAME_MOVE_PLAY, r->expected_seq);
+    if (!op)
+        return;
+    op->turn.nplaced = handlers__placements(r->placements, r->n_placements, op->placed);
+    game_dispatch(svc, r->game_id, op);
+}
+
+static void handlers_pass(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__TurnRequest *r = (const Scrabble__V1__TurnRequest *)req;
+    game_op *op = handlers__turn_op(call, req, GAME_MOVE_PASS, r->expected_seq);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+static void handlers_resign(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__TurnRequest *r = (const Scrabble__V1__TurnRequest *)req;
+    game_op *op = handlers__turn_op(call, req, GAME_MOVE_RESIGN, r->expected_seq);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+static void handlers_exchange(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__ExchangeRequest *r = (const Scrabble__V1__ExchangeRequest *)req;
+    game_op *op = handlers__turn_op(call, req, GAME_MOVE_EXCHANGE, r->expected_seq);
+    if (!op)
+        return;
+    if (!r->tiles || !r->tiles[0]) {
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "no tiles to exchange");
+        return;
+    }
+    if (strlen(r->tiles) > SOLVER_RACK_MAX) {
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "illegal_play:tile_not_on_rack",
+                      "%zu tiles to exchange, a rack holds %d", strlen(r->tiles), SOLVER_RACK_MAX);
+        return;
+    }
+    snprintf(op->tiles, sizeof op->tiles, "%s", r->tiles);
+    game_dispatch(svc, r->game_id, op);
+}
+
+/* ------------------------------------------------------------------ */
+/* Drafts                                                              */
+
+static int handlers__seat_then_post(game_svc *svc, game_entry *e, game_op *op)
+{
+    if (!handlers__seated(e, op))
+        return GAME_OP_DONE;
+    op->nseats = e->g.nseats;
+    for (int s = 0; s < e->g.nseats; s++)
+        op->seat_accounts[s] = e->g.seats[s].account_id;
+    snprintf(op->handle, sizeof op->handle, "%s", e->g.seats[op->seat].handle);
+    return GAME_OP_POST;
+}
+
+static void handlers__save_draft_post(game_svc *svc, game_op *op)
+{
+    const Scrabble__V1__SaveDraftRequest *r = (const Scrabble__V1__SaveDraftRequest *)op->req;
+    Scrabble__V1__Draft *d =
+        RPC_ARENA_MSG(rpc_call_arena(op->call), Scrabble__V1__Draft, scrabble__v1__draft__init);
+    d->game_id = op->game_id;
+    d->placements = r->placements;
+    d->n_placements = r->n_placements;
+    d->rack_order = r->rack_order;
+    d->saved_at_ms = game_now_ms();
+    if (game_drafts_save(svc->drafts, op->game_id, op->account_id, d) != GAME_DRAFTS_OK) {
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "drafts_unavailable",
+                      "the draft store is unavailable");
+        return;
+    }
+    rpc_call_reply(op->call, &d->base);
+}
+
+static void handlers_save_draft(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__SaveDraftRequest *r = (const Scrabble__V1__SaveDraftRequest *)req;
+    game_op *op = handlers__op(call, req, handlers__seat_then_post, handlers__save_draft_post);
+    if (!op)
+        return;
+    if (r->n_placements > SOLVER_DIM || (r->rack_order && strlen(r->rack_order) > 16)) {
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "too_long",
+                      "a draft holds at most %d placements and a 16-letter rack order", SOLVER_DIM);
+        return;
+    }
+    game_dispatch(svc, r->game_id, op);
+}
+
+static void handlers__get_draft_post(game_svc *svc, game_op *op)
+{
+    Scrabble__V1__Draft *d = NULL;
+    rpc_arena *a = rpc_call_arena(op->call);
+    int rc = game_drafts_get(svc->drafts, op->game_id, op->account_id, a, &d);
+    if (rc == GAME_DRAFTS_UNAVAILABLE) {
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "drafts_unavailable",
+                      "the draft store is unavailable");
+        return;
+    }
+    if (!d) { /* none saved (or unreadable): an empty draft */
+        d = RPC_ARENA_MSG(a, Scrabble__V1__Draft, scrabble__v1__draft__init);
+        d->game_id = op->game_id;
+    }
+    rpc_call_reply(op->call, &d->base);
+}
+
+static void handlers_get_draft(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__GameRef *r = (const Scrabble__V1__GameRef *)req;
+    game_op *op = handlers__op(call, req, handlers__seat_then_post, handlers__get_draft_post);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+/* ------------------------------------------------------------------ */
+/* CheckWord                                                           */
+
+static void handlers_check_word(rpc_call *call, const ProtobufCMessage *req, void *svcp)
+{
+    game_svc *svc = svcp;
+    const Scrabble__V1__CheckWordRequest *r = (const Scrabble__V1__CheckWordRequest *)req;
+    rpc_arena *a = rpc_call_arena(call);
+    if (!handlers__account(call))
+        return;
+    const char *name = r->lexicon && r->lexicon[0] ? r->lexicon : svc->cfg.default_lexicon;
+    const solver_lexicon *lex = game_lexicons_get(&svc->lexicons, name);
+    if (!lex) {
+        rpc_call_fail(call, GRPC_STATUS_NOT_FOUND, "not_found", "no lexicon named %s", name);
+        return;
+    }
+    Scrabble__V1__CheckWordReply *rep =
+        RPC_ARENA_MSG(a, Scrabble__V1__CheckWordReply, scrabble__v1__check_word_reply__init);
+    size_t n = r->word ? strlen(r->word) : 0;
+    char *up = rpc_arena_alloc(a, n + 1);
+    bool letters = n >= 2 && n <= SOLVER_DIM;
+    for (size_t i = 0; i < n; i++) {
+        char c = r->word[i];
+        if (c >= 'a' && c <= 'z')
+            c = (char)(c - 32);
+        if (c < 'A' || c > 'Z')
+            letters = false;
+        up[i] = c;
+    }
+    up[n] = 0;
+    rep->word = up;
+    rep->lexicon = (char *)name;
+    rep->valid = letters && solver_lexicon_has(lex, up);
+    rpc_call_reply(call, &rep->base);
+}
+
+/* ------------------------------------------------------------------ */
+/* Nudge                                                               */
+
+static int handlers__nudge_run(game_svc *svc, game_entry *e, game_op *op)
+{
+    const game_state *g = &e->g;
+    if (!handlers__seated(e, op))
+        return GAME_OP_DONE;
+    if (g->status != GAME_STATUS_ACTIVE) {
+        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "game_over", "the game is over");
+        return GAME_OP_DONE;
+    }
+    if (g->to_move == op->seat) {
+        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "your_turn",
+                      "it is your own turn");
+        return GAME_OP_DONE;
+    }
+    int64_t now = game_now_ms();
+    int64_t last = e->last_nudge_ms[op->seat];
+    if (last && now - last < svc->cfg.nudge_interval_ms) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "nudge_too_soon",
+                      "next nudge allowed in %lld s",
+                      (long long)((svc->cfg.nudge_interval_ms - (now - last) + 999) / 1000));
+        return GAME_OP_DONE;
+    }
+    e->last_nudge_ms[op->seat] = now;
+    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_NUDGE;
+    ev.game_id = e->game_id;
+    ev.seq = g->seq;
+    ev.to_move = g->to_move;
+    ev.from_account_id = op->account_id;
+    ev.from_handle = (char *)g->seats[op->seat].handle;
+    ev.at_ms = now;
+    int64_t target = g->seats[g->to_move].account_id;
+    game_events_publish(svc->events, target, &ev);
+    Scrabble__V1__NudgeReply *rep = RPC_ARENA_MSG(rpc_call_arena(op->call), Scrabble__V1__NudgeReply,
+                                                  scrabble__v1__nudge_reply__init);
+    rep->account_id = target;
+    rpc_call_reply(op->call, &rep->base);
+    return GAME_OP_DONE;
+}
+
+static void handlers_nudge(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__GameRef *r = (const Scrabble__V1__GameRef *)req;
+    game_op *op = handlers__op(call, req, handlers__nudge_run, NULL);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+/* ------------------------------------------------------------------ */
+/* Chat                                                                */
+
+/* Code points of valid UTF-8, or -1. */
+static long handlers__utf8_len(const char *s)
+{
+    long n = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int extra;
+        unsigned cp;
+        if (*p < 0x80) {
+            extra = 0;
+            cp = *p;
+        } else if ((*p & 0xe0) == 0xc0) {
+            extra = 1;
+            cp = *p & 0x1f;
+        } else if ((*p & 0xf0) == 0xe0) {
+            extra = 2;
+            cp = *p & 0x0f;
+        } else if ((*p & 0xf8) == 0xf0) {
+            extra = 3;
+            cp = *p & 0x07;
+        } else {
+            return -1;
+        }
+        p++;
+        for (int i = 0; i < extra; i++, p++) {
+            if ((*p & 0xc0) != 0x80)
+                return -1;
+            cp = (cp << 6) | (*p & 0x3f);
+        }
+        if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) ||
+            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return -1;
+        n++;
+    }
+    return n;
+}
+
+static void handlers__chat_done(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    game_op *op = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        rpc_call_fail_status(op->call, st);
+        return;
+    }
+    Scrabble__V1__ChatMessage *m = (Scrabble__V1__ChatMessage *)reply;
+    if (!m->handle || !m->handle[0])
+        m->handle = op->handle;
+    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_CHAT;
+    ev.game_id = op->game_id;
+    ev.chat = m;
+    ev.from_account_id = op->account_id;
+    ev.from_handle = op->handle;
+    ev.at_ms = m->at_ms;
+    for (int s = 0; s < op->nseats; s++)
+        if (op->seat_accounts[s] != op->account_id)
+            game_events_publish(op->svc->events, op->seat_accounts[s], &ev);
+    rpc_call_reply(op->call, &m->base);
+}
+
+static void handlers__send_chat_post(game_svc *svc, game_op *op)
+{
+    const Scrabble__V1__SendChatRequest *r = (const Scrabble__V1__SendChatRequest *)op->req;
+    Scrabble__V1__AppendChatRequest req = SCRABBLE__V1__APPEND_CHAT_REQUEST__INIT;
+    req.game_id = op->game_id;
+    req.account_id = op->account_id;
+    req.text = r->text;
+    if (game_store_call(&svc->store, GAME_STORE_APPEND_CHAT, &req.base, rpc_call_arena(op->call),
+                        handlers__chat_done, op) != RPC_OK)
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
+}
+
+static void handlers_send_chat(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__SendChatRequest *r = (const Scrabble__V1__SendChatRequest *)req;
+    game_op *op = handlers__op(call, req, handlers__seat_then_post, handlers__send_chat_post);
+    if (!op)
+        return;
+    const char *text = r->text ? r->text : "";
+    long n = handlers__utf8_len(text);
+    bool blank = true;
+    for (const char *p = text; *p && blank; p++)
+        blank = *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r';
+    if (n < 0)
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "chat text is not valid UTF-8");
+    else if (n == 0 || blank)
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "empty", "chat text is empty");
+    else if (n > HANDLERS__CHAT_MAX)
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "too_long",
+                      "chat text has %ld characters, at most %d", n, HANDLERS__CHAT_MAX);
+    else
+        game_dispatch(svc, r->game_id, op);
+}
+
+static void handlers__list_chat_done(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    game_op *op = arg;
+    if (st->code != GRPC_STATUS_OK)
+        rpc_call_fail_status(op->call, st);
+    else
+        rpc_call_reply(op->call, reply);
+}
+
+static void handlers__list_chat_post(game_svc *svc, game_op *op)
+{
+    const Scrabble__V1__ListChatRequest *r = (const Scrabble__V1__ListChatRequest *)op->req;
+    Scrabble__V1__ListChatRequest req = *r;
+    req.limit = r->limit <= 0 ? 50 : r->limit > 200 ? 200 : r->limit;
+    if (game_store_call(&svc->store, GAME_STORE_LIST_CHAT, &req.base, rpc_call_arena(op->call),
+                        handlers__list_chat_done, op) != RPC_OK)
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
+}
+
+static void handlers_list_chat(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__ListChatRequest *r = (const Scrabble__V1__ListChatRequest *)req;
+    game_op *op = handlers__op(call, req, handlers__seat_then_post, handlers__list_chat_post);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+/* ------------------------------------------------------------------ */
+/* CreateGame                                                          */
+
+static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
+{
+    if (!handlers__seated(e, op))
+        return GAME_OP_DONE;
+    if (e->g.seq == 0 && !e->announced)
+        game_announce_start(svc, e);
+    Scrabble__V1__GameState *st = game_view_state(rpc_call_arena(op->call), e, op->seat);
+    rpc_call_reply(op->call, &st->base);
+    return GAME_OP_DONE;
+}
+
+static void handlers__create_done(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    game_op *op = arg;
+    if (st->code == GRPC_STATUS_FAILED_PRECONDITION && strcmp(st->reason, "invitation_pending") == 0) {
+        /* game.proto names one token for "not every invitee has accepted". */
+        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "invitation_closed", "%s", st->message);
+        return;
+    }
+    if (st->code != GRPC_STATUS_OK) {
+        rpc_call_fail_status(op->call, st);
+        return;
+    }
+    const Scrabble__V1__GameRecord *rec = (const Scrabble__V1__GameRecord *)reply;
+    log_info("game_created", "game=%lld invitation=%lld seats=%zu", (long long)rec->game_id,
+             (long long)rec->invitation_id, rec->n_seats);
+    if (rec->seq != 0 || rec->n_moves != 0) {
+        /* A repeated CreateGame of a game already under way: its state. */
+        game_dispatch(op->svc, rec->game_id, op);
+        return;
+    }
+    /* The gateway picks this instance by the invitation id, while the
+     * game's calls will be routed by the game id, most likely elsewhere:
+     * build the opening state from the record without caching it here, so
+     * no instance but the owner ever holds (and could serve stale) moves. */
+    rpc_status st2;
+    game_entry *tmp = calloc(1, sizeof *tmp);
+    if (!tmp) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return;
+    }
+    tmp->game_id = rec->game_id;
+    if (game_entry_init_from_record(op->svc, tmp, rec, &st2) != 0) {
+        rpc_call_fail_status(op->call, &st2);
+    } else if ((op->seat = game_rules_seat_of(&tmp->g, op->account_id)) < 0) {
+        rpc_call_fail(op->call, GRPC_STATUS_PERMISSION_DENIED, "not_a_player",
+                      "account %lld has no seat in game %lld", (long long)op->account_id,
+                      (long long)rec->game_id);
+    } else {
+        game_announce_start(op->svc, tmp);
+        Scrabble__V1__GameState *gs = game_view_state(rpc_call_arena(op->call), tmp, op->seat);
+        if (gs)
+            rpc_call_reply(op->call, &gs->base);
+        else
+            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+    }
+    free(tmp->moves);
+    free(tmp);
+}
+
+static void handlers_create_game(rpc_call *call, const ProtobufCMessage *req, void *svcp)
+{
+    game_svc *svc = svcp;
+    const Scrabble__V1__CreateGameRequest *r = (const Scrabble__V1__CreateGameRequest *)req;
+    game_op *op = handlers__op(call, req, handlers__created_run, NULL);
+    if (!op)
+        return;
+    if (r->invitation_id <= 0) {
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "invitation_id is required");
+        return;
+    }
+    Scrabble__V1__StoreCreateGameRequest sreq = SCRABBLE__V1__STORE_CREATE_GAME_REQUEST__INIT;
+    uint64_t seed = 0;
+    if (getrandom(&seed, sizeof seed, 0) != sizeof seed)
+        seed = (uint64_t)game_now_ms() * 0x9e3779b97f4a7c15ull;
+    sreq.invitation_id = r->invitation_id;
+    sreq.seed = seed & INT64_MAX; /* fits a Postgres bigint */
+    op->svc = svc;
+    if (game_store_call(&svc->store, GAME_STORE_CREATE_GAME, &sreq.base, rpc_call_arena(call),
+                        handlers__create_done, op) != RPC_OK)
+        rpc_call_fail(call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
+}
+
+/* ------------------------------------------------------------------ */
+
+const rpc_method_impl game_handlers[] = {
+    {"CreateGame", handlers_create_game},
+    {"GetState", handlers_get_state},
+    {"GetHistory", handlers_get_history},
+    {"Evaluate", handlers_evaluate},
+    {"SubmitPlay", handlers_submit_play},
+    {"Pass", handlers_pass},
+    {"Exchange", handlers_exchange},
+    {"Resign", handlers_resign},
+    {"SaveDraft", handlers_save_draft},
+    {"GetDraft", handlers_get_draft},
+    {"CheckWord", handlers_check_word},
+    {"Nudge", handlers_nudge},
+    {"SendChat", handlers_send_chat},
+    {"ListChat", handlers_list_chat},
+    {NULL, NULL},
+};

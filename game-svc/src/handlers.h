@@ -1,0 +1,12 @@
+/*
+ * handlers.h — the scrabble.v1.Game method table (handlers.c).
+ */
+#ifndef GAME_HANDLERS_H
+#define GAME_HANDLERS_H
+
+#include "rpc/rpc.h"
+
+/* Terminated by {NULL, NULL}; the service context is a game_svc. */
+extern const rpc_method_impl game_handlers[];
+
+#endif

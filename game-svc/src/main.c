@@ -1,0 +1,104 @@
+/*
+ * main.c — game-svc: the rules, the live-game cache, drafts and events.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "game_svc.h"
+#include "handlers.h"
+#include "rpc/cfg.h"
+#include "rpc/log.h"
+
+/* "host:port" -> host, port. Returns 0 or -1. */
+static int main__split_addr(const char *addr, char *host, size_t hostlen, int *port)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon || colon == addr || (size_t)(colon - addr) >= hostlen)
+        return -1;
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = 0;
+    *port = atoi(colon + 1);
+    return *port > 0 && *port < 65536 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    static game_svc svc; /* the server context: the process's only mutable state */
+    char err[256], rhost[128];
+    int rport, rc = 1;
+    rpc_server *server = NULL;
+
+    rpc_init();
+    log_set_service("game");
+    int cr = game_config_load(&svc.cfg, argc, argv, err, sizeof err);
+    if (cr == CFG_HELP)
+        return 0;
+    if (cr != CFG_OK) {
+        fprintf(stderr, "game-svc: %s\n", err);
+        return 2;
+    }
+    int lvl = log_level_parse(svc.cfg.log_level);
+    if (lvl < 0) {
+        fprintf(stderr, "game-svc: --log-level: unknown level %s\n", svc.cfg.log_level);
+        return 2;
+    }
+    log_threshold = lvl;
+    if (main__split_addr(svc.cfg.redis, rhost, sizeof rhost, &rport) != 0) {
+        fprintf(stderr, "game-svc: --redis: expected host:port, got %s\n", svc.cfg.redis);
+        return 2;
+    }
+
+    game_lexicons_init(&svc.lexicons, svc.cfg.lexicon_dir);
+    if (!game_lexicons_get(&svc.lexicons, svc.cfg.default_lexicon)) {
+        log_error("start_failed", "reason=lexicon dir=%s name=%s", svc.cfg.lexicon_dir,
+                  svc.cfg.default_lexicon);
+        goto out;
+    }
+    server = rpc_server_create(&svc.cfg.rpc, "game", err, sizeof err);
+    if (!server) {
+        log_error("start_failed", "err=\"%s\"", err);
+        goto out;
+    }
+    metrics_registry *reg = rpc_server_metrics(server);
+    svc.cache = game_cache_create((size_t)svc.cfg.cache_mb << 20);
+    svc.drafts = game_drafts_create(rhost, rport, svc.cfg.rpc.workers + 1);
+    svc.events = game_events_start(rhost, rport, 100000, reg);
+    if (!svc.cache || !svc.drafts || !svc.events ||
+        game_store_open(&svc.store, svc.cfg.store, &svc.cfg.rpc.peer_tls, reg) != 0) {
+        log_error("start_failed", "reason=oom");
+        goto out;
+    }
+    if (reg) {
+        svc.m_evaluate = metrics_counter(reg, "game_evaluate_total", NULL, "Evaluate calls answered");
+        svc.m_turns = metrics_counter(reg, "game_turns_committed_total", NULL, "Turns committed");
+        svc.m_cache_entries = metrics_gauge(reg, "game_cache_entries", NULL, "Games resident in the cache");
+        svc.m_cache_bytes = metrics_gauge(reg, "game_cache_bytes", NULL, "Bytes accounted to cached games");
+        svc.m_cache_misses = metrics_counter(reg, "game_cache_misses_total", NULL,
+                                             "Cold loads from store-svc");
+    }
+    if (rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {
+        log_error("start_failed", "reason=add_service");
+        goto out;
+    }
+    int port = rpc_server_start(server, err, sizeof err);
+    if (port == 0) {
+        log_error("start_failed", "err=\"%s\"", err);
+        goto out;
+    }
+    log_info("started", "port=%d instance=%d store=%s redis=%s cache_mb=%d lexicon_dir=%s", port,
+             svc.cfg.instance, svc.cfg.store, svc.cfg.redis, svc.cfg.cache_mb, svc.cfg.lexicon_dir);
+    rpc_server_wait(server);
+    log_info("stopped", "%s", "");
+    rc = 0;
+out:
+    if (server)
+        rpc_server_destroy(server);
+    game_events_stop(svc.events);
+    game_drafts_destroy(svc.drafts);
+    game_store_close(&svc.store);
+    game_cache_destroy(svc.cache);
+    game_lexicons_free(&svc.lexicons);
+    rpc_shutdown();
+    return rc;
+}

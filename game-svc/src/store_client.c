@@ -1,0 +1,62 @@
+/*
+ * store_client.c — async calls to scrabble.v1.Store with a per-method
+ * counter. The channel reconnects with backoff on its own.
+ */
+#include "store_client.h"
+
+#include <stdio.h>
+
+#include "scrabble/v1/store.pb-c.h"
+
+static const struct {
+    const char *name;
+    const char *path;
+    const ProtobufCMessageDescriptor *reply;
+} store__methods[GAME_STORE_NMETHODS] = {
+    [GAME_STORE_CREATE_GAME] = {"CreateGame", "/scrabble.v1.Store/CreateGame",
+                                &scrabble__v1__game_record__descriptor},
+    [GAME_STORE_LOAD_GAME] = {"LoadGame", "/scrabble.v1.Store/LoadGame",
+                              &scrabble__v1__game_record__descriptor},
+    [GAME_STORE_COMMIT_MOVE] = {"CommitMove", "/scrabble.v1.Store/CommitMove",
+                                &scrabble__v1__commit_move_reply__descriptor},
+    [GAME_STORE_APPEND_CHAT] = {"AppendChat", "/scrabble.v1.Store/AppendChat",
+                                &scrabble__v1__chat_message__descriptor},
+    [GAME_STORE_LIST_CHAT] = {"ListChat", "/scrabble.v1.Store/ListChat",
+                              &scrabble__v1__list_chat_reply__descriptor},
+};
+
+int game_store_open(game_store *st, const char *target, const rpc_tls_config *tls,
+                    metrics_registry *reg)
+{
+    rpc_channel_opts opts = {.tls = tls};
+    st->ch = rpc_channel_create(target, &opts);
+    if (!st->ch)
+        return -1;
+    st->timeout_ms = 5000;
+    for (int i = 0; i < GAME_STORE_NMETHODS; i++) {
+        char labels[64];
+        snprintf(labels, sizeof labels, "method=\"%s\"", store__methods[i].name);
+        st->calls[i] = reg ? metrics_counter(reg, "game_store_calls_total", labels,
+                                             "Calls from game-svc to store-svc, by method")
+                           : NULL;
+    }
+    rpc_channel_connect(st->ch);
+    return 0;
+}
+
+void game_store_close(game_store *st)
+{
+    if (st->ch)
+        rpc_channel_destroy(st->ch);
+    st->ch = NULL;
+}
+
+int game_store_call(game_store *st, int method, const ProtobufCMessage *req, rpc_arena *arena,
+                    rpc_unary_cb cb, void *arg)
+{
+    rpc_client_opts opts = {.timeout_ms = st->timeout_ms, .arena = arena};
+    if (st->calls[method])
+        metric_add(st->calls[method], 1);
+    return rpc_client_unary(st->ch, store__methods[method].path, req,
+                            store__methods[method].reply, &opts, cb, arg);
+}
