@@ -12,8 +12,8 @@
 # environment to scripts/stack.sh.
 export GAMES GATEWAYS
 
-# The running stack's gateways, and its Postgres (for seeding accounts).
-LOADTEST_ARGS ?= --gateways=$$(scripts/stack.sh gateways) --pg="host=127.0.0.1 port=55432 dbname=scrabble user=scrabble"
+# The running stack's first gateway, and its Postgres (for seeding accounts).
+LOADTEST_ARGS ?= --target=$$(scripts/stack.sh gateways | cut -d, -f1) --pg="host=127.0.0.1 port=55432 dbname=scrabble user=scrabble"
 
 .PHONY: all build run start stop status test loadtest format clean
 
