@@ -812,20 +812,26 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
         c->arena = rpc_arena_create(0);
 
     rpc__dispatch(c);
+    /* An unfinished unary call (a deferred reply) posts no close of its
+     * own: its close rides in the final batch, one completion fewer per
+     * forwarded call. A handler that wants to hear of a cancel registers
+     * rpc_call_on_cancel, which posts the close then. */
+}
 
-    /* Still unfinished (a deferred reply or a stream): listen for the
-     * client's close now so a cancel reaches the handler. */
-    pthread_mutex_lock(&c->mu);
-    bool post_close = !c->close_posted;
+/* Posts RECV_CLOSE_ON_SERVER in its own batch unless it is already posted
+ * or the final batch (which carries it) has started. Caller holds c->mu. */
+static void rpc__post_close_locked(rpc_call *c)
+{
+    if (c->close_posted || c->finish_requested)
+        return;
     c->close_posted = true;
-    pthread_mutex_unlock(&c->mu);
-    if (post_close) {
-        grpc_op op;
-        memset(&op, 0, sizeof(op));
-        op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-        op.data.recv_close_on_server.cancelled = &c->close_cancelled;
-        if (grpc_call_start_batch(c->call, &op, 1, &c->close_tag, NULL) != GRPC_CALL_OK)
-            rpc__call_unref(c);
+    grpc_op op;
+    memset(&op, 0, sizeof(op));
+    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    op.data.recv_close_on_server.cancelled = &c->close_cancelled;
+    if (grpc_call_start_batch(c->call, &op, 1, &c->close_tag, NULL) != GRPC_CALL_OK) {
+        /* Never completes: drop its reference (the finish one remains). */
+        atomic_fetch_sub(&c->refs, 1);
     }
 }
 
@@ -877,8 +883,12 @@ int64_t rpc_call_remaining_ms(rpc_call *c)
 
 void rpc_call_on_cancel(rpc_call *c, rpc_cancel_cb cb, void *arg)
 {
+    pthread_mutex_lock(&c->mu);
     c->on_cancel = cb;
     c->on_cancel_arg = arg;
+    if (cb)
+        rpc__post_close_locked(c);
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* ------------------------------------------------------------------ */

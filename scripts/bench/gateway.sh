@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Gateway figures on a private full stack (Postgres, Redis, store-svc,
+# game-svc, gateway), side by side with the bare C-core server in one run:
+#
+#  1. the hammer path: ListGames far over one account's budget from many
+#     streams -> rejected calls per gateway CPU-second (target >= 50,000);
+#  2. a forwarded call: GetState on a warm game -> gateway CPU per call,
+#     against bare-echo's CPU per call under the same h2load load (target:
+#     within 2x), both saturated and at a fixed 16,000 calls/s (16 clients
+#     x 1,000/s; saturation adds queueing cost to a forwarder that a fixed
+#     rate below capacity does not).
+#
+#   BUILD_DIR=build-rel scripts/bench/gateway.sh [REQUESTS] [ROUNDS]
+#
+# CPU is utime+stime of each server from /proc. Loopback only; every h2load
+# run is bounded by REQUESTS.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export BUILD_DIR=${BUILD_DIR:-build-rel}
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+n=${1:-200000}
+rounds=${2:-2}
+. "$HERE/../../tests/integration/lib/stack.sh"
+hz=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+
+stack_init
+pg_up
+redis_up
+store_up --kdf-iterations=10000
+game_up 1
+# Reads unlimited for the forwarding figure; lists keep their strict budget.
+gateway_up --rate-read=1000000 --burst-read=1000000 --workers=2
+gw_pid=$SVC_PID
+addr=127.0.0.1:$GATEWAY_PORT
+
+# Two players and a started game, through the public API.
+cli() { SCRABBLE_CLI_TOKEN_FILE="$STACK_TMP/$1.token" "$BUILD_DIR/bin/scrabble-cli" --addr "$addr" "${@:2}"; }
+cli alice register alice "bench-pass-1" >/dev/null
+cli bob register bob "bench-pass-2" >/dev/null
+inv=$(cli alice invite bob | grep -oE '[0-9]+' | head -1)
+game=$(cli bob accept "$inv" | grep -oiE 'game[^0-9]*[0-9]+' | grep -oE '[0-9]+' | head -1)
+token=$(head -n1 "$STACK_TMP/alice.token")
+cli alice show "$game" >/dev/null # warm: the owning game-svc has it cached
+
+body_list=$STACK_TMP/list.bin
+printf '\x00\x00\x00\x00\x00' >"$body_list"
+# GameRef{game_id} as a gRPC frame.
+python3 - "$game" "$STACK_TMP/state.bin" <<'EOF'
+import sys
+gid = int(sys.argv[1]); v = b""
+while True:
+    b = gid & 0x7F; gid >>= 7
+    v += bytes([b | (0x80 if gid else 0)])
+    if not gid: break
+msg = b"\x08" + v
+open(sys.argv[2], "wb").write(b"\x00" + len(msg).to_bytes(4, "big") + msg)
+EOF
+
+bare_port=$(free_port)
+"$BUILD_DIR/bin/bare-echo" "$bare_port" 2 >/dev/null &
+bare_pid=$!
+stack_defer "kill $bare_pid"
+sleep 0.5
+
+RATE_ARGS=(-c 32 -m 64 -t 2) # saturated; the fixed-rate rounds switch this
+h2() { # port path body [auth] -> "rps succeeded failed"
+    local extra=()
+    [ -n "${4:-}" ] && extra=(-H "authorization: Bearer $4")
+    h2load -n "$n" "${RATE_ARGS[@]}" -d "$3" -H 'content-type: application/grpc' -H 'te: trailers' \
+        "${extra[@]}" "http://127.0.0.1:$1$2" 2>&1 | awk '/finished in/ {rps=$4} /^requests:/ {ok=$8; f=$10} END {print rps, ok, f}'
+}
+measure() { # name pid port path body [auth]
+    local t0 t1 r
+    t0=$(cpu_ticks "$2")
+    r=$(h2 "$3" "$4" "$5" "${6:-}")
+    t1=$(cpu_ticks "$2")
+    set -- "$1" $r $((t1 - t0))
+    awk -v name="$1" -v rps="$2" -v ticks="$5" -v hz="$hz" -v n="$n" \
+        'BEGIN { cpu = ticks / hz; printf "%-22s req/s=%8.0f  cpu_s=%6.2f  calls_per_cpu_s=%8.0f  cpu_us_per_call=%6.1f\n", name, rps, cpu, n / cpu, cpu * 1e6 / n }'
+}
+
+metric() { curl -s "127.0.0.1:$GATEWAY_METRICS_PORT/metrics" | awk -v m="$1" 'index($0, m) == 1 {s += $NF} END {print s + 0}'; }
+
+echo "game $game; $n calls per run, h2load -c 32 -m 64 -t 2; gateway 2 workers, bare-echo 2 threads"
+for r in $(seq "$rounds"); do
+    before=$(metric 'gateway_rate_limited_total')
+    measure "gateway hammer (list)" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/ListGames "$body_list" "$token"
+    after=$(metric 'gateway_rate_limited_total')
+    echo "    rejected by the limiter: $((after - before)) of $n"
+    before=$(metric 'rpc_server_calls_total{method="/scrabble.v1.Edge/GetState",code="OK"}')
+    measure "gateway GetState" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$STACK_TMP/state.bin" "$token"
+    after=$(metric 'rpc_server_calls_total{method="/scrabble.v1.Edge/GetState",code="OK"}')
+    echo "    forwarded and answered OK: $((after - before)) of $n"
+    measure "bare-echo" "$bare_pid" "$bare_port" /grpc.health.v1.Health/Check "$body_list"
+done
+
+echo "fixed rate: 16 clients x 1000 calls/s = 16,000 calls/s"
+RATE_ARGS=(-c 16 -m 8 -t 2 --rps=1000)
+for r in $(seq "$rounds"); do
+    measure "gateway GetState @16k" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$STACK_TMP/state.bin" "$token"
+    measure "bare-echo @16k" "$bare_pid" "$bare_port" /grpc.health.v1.Health/Check "$body_list"
+done
