@@ -3,7 +3,10 @@
  * bag), so every run measures the same set.  Each figure is measured reps
  * times; the median is reported with the min-max spread as the noise.
  * Time is the thread's CPU time, not wall time: the build machine is shared
- * and wall time mostly measures the neighbours. */
+ * and wall time mostly measures the neighbours.  Each measured pass is its
+ * own function (bench_pass_*), so an instruction count under callgrind
+ * (--toggle-collect=bench_pass_best) compares versions deterministically;
+ * --only SECTION runs one section. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -74,7 +77,51 @@ static void report(const char *what, double *v, int n, const char *unit)
     printf("%-44s %10.1f %s  (min %.1f, max %.1f, %d reps)\n", what, v[n / 2], unit, v[0], v[n - 1], n);
 }
 
-int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int reps)
+/* The measured passes; noinline so callgrind can count them alone. */
+__attribute__((noinline)) static void bench_pass_full(const solver_lexicon *lex, const collector *c, solver_move *buf,
+                                                      size_t cap, double *t_nb, double *t_b, size_t *m_nb, size_t *m_b)
+{
+    const solver_dist *d = solver_dist_english();
+    solver_gen_opts all = {0};
+    for (int i = 0; i < c->n; i++) {
+        double t0 = now_us();
+        size_t n = solver_gen(&c->pos[i].b, lex, d, &c->pos[i].r, &all, buf, cap);
+        double dt = now_us() - t0;
+        if (c->pos[i].r.counts[0]) {
+            *t_b += dt;
+            *m_b += n;
+        } else {
+            *t_nb += dt;
+            *m_nb += n;
+        }
+    }
+}
+
+__attribute__((noinline)) static void bench_pass_best(const solver_lexicon *lex, const collector *c, solver_move *buf,
+                                                      size_t cap, double *t_nb, double *t_b)
+{
+    const solver_dist *d = solver_dist_english();
+    solver_gen_opts best = {.top_n = 1};
+    for (int i = 0; i < c->n; i++) {
+        double t0 = now_us();
+        solver_gen(&c->pos[i].b, lex, d, &c->pos[i].r, &best, buf, cap);
+        double dt = now_us() - t0;
+        if (c->pos[i].r.counts[0])
+            *t_b += dt;
+        else
+            *t_nb += dt;
+    }
+}
+
+__attribute__((noinline)) static void bench_pass_selfplay(const solver_lexicon *lex, int games, solver_move *buf)
+{
+    for (int g = 0; g < games; g++)
+        cli_selfplay(lex, 1000 + (uint64_t)g, buf, 64, NULL, NULL, NULL, NULL);
+}
+
+static bool section(const char *only, const char *name) { return !only || !strcmp(only, name); }
+
+int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int reps, const char *only)
 {
     const solver_dist *d = solver_dist_english();
     if (reps < 1)
@@ -92,7 +139,8 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
     struct stat sb;
     stat(lex_path, &sb);
 
-    for (uint64_t seed = 1; c.n < npos; seed++)
+    bool need_positions = section(only, "full") || section(only, "best") || section(only, "open");
+    for (uint64_t seed = 1; need_positions && c.n < npos; seed++)
         cli_selfplay(lex, seed, buf, 64, NULL, snap, &c, NULL);
     int nblank = 0;
     for (int i = 0; i < c.n; i++)
@@ -105,57 +153,42 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
     solver_gen_opts all = {0}, best = {.top_n = 1};
     double *vnb = calloc((size_t)reps, sizeof *vnb), *vb = calloc((size_t)reps, sizeof *vb);
     size_t moves_nb = 0, moves_b = 0;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < reps && section(only, "full"); r++) {
         double t_nb = 0, t_b = 0;
         size_t m_nb = 0, m_b = 0;
-        for (int i = 0; i < c.n; i++) {
-            double t0 = now_us();
-            size_t n = solver_gen(&c.pos[i].b, lex, d, &c.pos[i].r, &all, buf, cap);
-            double dt = now_us() - t0;
-            if (c.pos[i].r.counts[0]) {
-                t_b += dt;
-                m_b += n;
-            } else {
-                t_nb += dt;
-                m_nb += n;
-            }
-        }
+        bench_pass_full(lex, &c, buf, cap, &t_nb, &t_b, &m_nb, &m_b);
         v[r] = (t_nb + t_b) / c.n;
         vnb[r] = t_nb / (c.n - nblank ? c.n - nblank : 1);
         vb[r] = t_b / (nblank ? nblank : 1);
         moves_nb = m_nb;
         moves_b = m_b;
     }
-    printf("moves per full generation: %.0f mean (blank-free racks %.0f, with blanks %.0f)\n",
-           (double)(moves_nb + moves_b) / c.n, (double)moves_nb / (c.n - nblank ? c.n - nblank : 1),
-           (double)moves_b / (nblank ? nblank : 1));
-    report("full generation, all racks (us/position)", v, reps, "us");
-    report("full generation, blank-free racks (us)", vnb, reps, "us");
-    report("full generation, racks with blanks (us)", vb, reps, "us");
+    if (section(only, "full")) {
+        printf("moves per full generation: %.0f mean (blank-free racks %.0f, with blanks %.0f)\n",
+               (double)(moves_nb + moves_b) / c.n, (double)moves_nb / (c.n - nblank ? c.n - nblank : 1),
+               (double)moves_b / (nblank ? nblank : 1));
+        report("full generation, all racks (us/position)", v, reps, "us");
+        report("full generation, blank-free racks (us)", vnb, reps, "us");
+        report("full generation, racks with blanks (us)", vb, reps, "us");
+    }
 
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < reps && section(only, "best"); r++) {
         double t_nb = 0, t_b = 0;
-        for (int i = 0; i < c.n; i++) {
-            double t0 = now_us();
-            solver_gen(&c.pos[i].b, lex, d, &c.pos[i].r, &best, buf, cap);
-            double dt = now_us() - t0;
-            if (c.pos[i].r.counts[0])
-                t_b += dt;
-            else
-                t_nb += dt;
-        }
+        bench_pass_best(lex, &c, buf, cap, &t_nb, &t_b);
         v[r] = (t_nb + t_b) / c.n;
         vnb[r] = t_nb / (c.n - nblank ? c.n - nblank : 1);
         vb[r] = t_b / (nblank ? nblank : 1);
     }
-    report("best move, all racks (us/position)", v, reps, "us");
-    report("best move, blank-free racks (us)", vnb, reps, "us");
-    report("best move, racks with blanks (us)", vb, reps, "us");
+    if (section(only, "best")) {
+        report("best move, all racks (us/position)", v, reps, "us");
+        report("best move, blank-free racks (us)", vnb, reps, "us");
+        report("best move, racks with blanks (us)", vb, reps, "us");
+    }
 
     /* Open boards (turns 1-3, blank-free racks): closer to the position mix
      * other engines are usually quoted on. */
     size_t moves_open = 0;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < reps && section(only, "open"); r++) {
         double t_full = 0, t_best = 0;
         moves_open = 0;
         for (int i = 0; i < c.nopen; i++) {
@@ -169,22 +202,24 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
         vnb[r] = t_full / (c.nopen ? c.nopen : 1);
         vb[r] = t_best / (c.nopen ? c.nopen : 1);
     }
-    printf("open positions (turns 1-3, blank-free): %d, %.0f moves per full generation\n", c.nopen,
-           (double)moves_open / (c.nopen ? c.nopen : 1));
-    report("open positions, full generation (us)", vnb, reps, "us");
-    report("open positions, best move (us)", vb, reps, "us");
+    if (section(only, "open")) {
+        printf("open positions (turns 1-3, blank-free): %d, %.0f moves per full generation\n", c.nopen,
+               (double)moves_open / (c.nopen ? c.nopen : 1));
+        report("open positions, full generation (us)", vnb, reps, "us");
+        report("open positions, best move (us)", vb, reps, "us");
+    }
 
-    int games = 200;
-    for (int r = 0; r < reps; r++) {
+    int games = only && !strcmp(only, "selfplay") ? npos : 200;
+    for (int r = 0; r < reps && section(only, "selfplay"); r++) {
         double t0 = now_us();
-        for (int g = 0; g < games; g++)
-            cli_selfplay(lex, 1000 + (uint64_t)g, buf, 64, NULL, NULL, NULL, NULL);
+        bench_pass_selfplay(lex, games, buf);
         v[r] = games / ((now_us() - t0) / 1e6);
     }
-    report("self-play games per second (static best)", v, reps, "games/s");
+    if (section(only, "selfplay"))
+        report("self-play games per second (static best)", v, reps, "games/s");
 
     char tmp[] = "/tmp/solver-bench-XXXXXX";
-    int fd = mkstemp(tmp);
+    int fd = section(only, "build") ? mkstemp(tmp) : -1;
     if (fd >= 0) {
         close(fd);
         int br = reps < 3 ? reps : 3;

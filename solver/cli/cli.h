@@ -13,6 +13,9 @@ typedef void (*cli_snapshot_fn)(void *ud, const solver_board *b, const solver_ra
 int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, size_t cap, solver_gcg *gcg,
                  cli_snapshot_fn snap, void *ud, int final_scores[2]);
 
-int cli_bench(const solver_lexicon *lex, const char *lex_path, int positions, int reps);
+/* The figures of docs/BENCHMARKS-solver.md.  only: NULL for every section,
+ * else one of "full", "best", "open", "selfplay" (then positions is the
+ * number of games), "build". */
+int cli_bench(const solver_lexicon *lex, const char *lex_path, int positions, int reps, const char *only);
 
 #endif

@@ -18,13 +18,14 @@ static void usage(void)
             "       scrabble-solver check [--lexicon FILE] WORD...\n"
             "       scrabble-solver eval --cgp \"...\" --play \"8D WORD\" [--lexicon FILE]\n"
             "       scrabble-solver selfplay --games N --seed S [--gcg] [--lexicon FILE]\n"
-            "       scrabble-solver bench [--positions N] [--reps R] [--lexicon FILE]\n"
+            "       scrabble-solver bench [--positions N] [--reps R] [--only SECTION] [--lexicon FILE]\n"
+            "         SECTION: full, best, open, selfplay (--positions = games), build\n"
             "The lexicon defaults to $SCRABBLE_LEXICON, else %s.\n",
             SOLVER_DEFAULT_LEXICON);
 }
 
 typedef struct {
-    const char *cgp, *play, *lexicon;
+    const char *cgp, *play, *lexicon, *only;
     long top, games, positions, reps;
     unsigned long long seed;
     int gcg, lowercase_only;
@@ -58,6 +59,8 @@ static int parse_args(int argc, char **argv, args_t *a)
             a->positions = strtol(argv[++i], NULL, 10);
         else if (!strcmp(s, "--reps") && has)
             a->reps = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(s, "--only") && has)
+            a->only = argv[++i];
         else if (!strcmp(s, "--seed") && has)
             a->seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(s, "--gcg"))
@@ -265,7 +268,7 @@ static int cmd_bench(const args_t *a)
     const char *path = a->lexicon ? a->lexicon : getenv("SCRABBLE_LEXICON");
     if (!path || !*path)
         path = SOLVER_DEFAULT_LEXICON;
-    int rc = cli_bench(lex, path, (int)a->positions, (int)a->reps);
+    int rc = cli_bench(lex, path, (int)a->positions, (int)a->reps, a->only);
     solver_lexicon_free(lex);
     return rc;
 }

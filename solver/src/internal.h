@@ -61,6 +61,10 @@ void solver__sig_build(solver_lexicon *lex);
 /* Could some word of 7+ letters use exactly these tiles ([0] = blanks)?
  * May say yes wrongly, never no wrongly. */
 bool solver__sig_may_spell(const solver_lexicon *lex, const uint8_t counts[27]);
+/* With exactly one blank in counts: the letters d such that the tiles, with
+ * the blank standing for d, may be the letters of a word of 7+ letters (a
+ * superset, like solver__sig_may_spell).  Otherwise every letter. */
+uint32_t solver__sig_blank_letters(const solver_lexicon *lex, const uint8_t counts[27]);
 /* Covers magic, version, counts and every node byte, so no byte of a file
  * can change unnoticed (header_size and reserved are checked by value). */
 static inline uint64_t solver__image_checksum(const solver__file_header *h, const void *nodes)

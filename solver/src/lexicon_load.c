@@ -167,37 +167,46 @@ bool solver_lexicon_has(const solver_lexicon *lex, const char *word)
     return n >= 2 && (node & SOLVER__ACCEPTS);
 }
 
+/* Child with tile t of the list at idx, through the rank index (0: none). */
+static inline uint32_t child(const uint64_t *nm, uint32_t idx, unsigned t)
+{
+    if (!idx)
+        return 0;
+    uint32_t have = SOLVER__NM_MASK(nm[idx]);
+    if (!((have >> t) & 1))
+        return 0;
+    return idx + (uint32_t)__builtin_popcount(have & ((1u << t) - 1));
+}
+
 /* Letters L with prefix+L+suffix in the DAWG: walk the prefix once, then try
- * each child.  Called only when a tile lands next to the square. */
+ * each child.  Called only when a tile lands next to the square (board
+ * updates in self-play and game replay), so children are found by rank
+ * rather than by scanning sibling lists. */
 uint32_t solver__cross_set(const solver_lexicon *lex, const uint8_t *prefix, int plen,
                            const uint8_t *suffix, int slen)
 {
-    const uint32_t *nodes = lex->nodes;
-    uint32_t list = SOLVER__ARC(nodes[0]);
+    const uint64_t *nm = lex->nm;
+    uint32_t list = SOLVER__ARC(SOLVER__NM_NODE(nm[0]));
     for (int i = 0; i < plen; i++) {
-        uint32_t k = solver__find(nodes, list, prefix[i]);
+        uint32_t k = child(nm, list, prefix[i]);
         if (!k)
             return 0;
-        list = SOLVER__ARC(nodes[k]);
+        list = SOLVER__ARC(SOLVER__NM_NODE(nm[k]));
     }
     uint32_t set = 0;
     if (!list)
         return 0;
     for (uint32_t i = list;; i++) {
-        uint32_t nd = nodes[i];
-        uint32_t l = SOLVER__ARC(nd);
-        bool ok = true;
+        uint32_t nd = SOLVER__NM_NODE(nm[i]);
         uint32_t cur = nd;
-        for (int j = 0; j < slen && ok; j++) {
-            uint32_t k = solver__find(nodes, l, suffix[j]);
+        int j = 0;
+        for (; j < slen; j++) {
+            uint32_t k = child(nm, SOLVER__ARC(cur), suffix[j]);
             if (!k)
-                ok = false;
-            else {
-                cur = nodes[k];
-                l = SOLVER__ARC(cur);
-            }
+                break;
+            cur = SOLVER__NM_NODE(nm[k]);
         }
-        if (ok && (cur & SOLVER__ACCEPTS))
+        if (j == slen && (cur & SOLVER__ACCEPTS))
             set |= 1u << SOLVER__TILE(nd);
         if (nd & SOLVER__IS_END)
             break;

@@ -121,3 +121,18 @@ bool solver__sig_may_spell(const solver_lexicon *lex, const uint8_t counts[27])
             return true;
     return false;
 }
+
+uint32_t solver__sig_blank_letters(const solver_lexicon *lex, const uint8_t counts[27])
+{
+    if (!lex->sig || counts[0] != 1)
+        return SOLVER__ALL_LETTERS;
+    u128 key = 1;
+    for (int c = 1; c <= 26; c++)
+        for (int k = 0; k < counts[c]; k++)
+            key *= primes[c];
+    uint32_t set = 0;
+    for (int c = 1; c <= 26; c++)
+        if (lookup(lex, key * primes[c]))
+            set |= 1u << c;
+    return set;
+}

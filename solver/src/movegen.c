@@ -13,9 +13,11 @@
  * multiplier, and the cross words' scores from the board's cross-score
  * cache.  Nothing is allocated: moves go to the caller's buffer, or, in
  * top-N mode, into a bounded heap kept in that buffer.  Top-N mode visits
- * anchors by decreasing score upper bound (anchor_bound, plus the bingo
- * bonus only where lexicon signatures say a bingo may fit) and stops when
- * the bound cannot beat the N-th best move found so far.
+ * anchors by decreasing score upper bound (anchor_bounds, one bound per
+ * number of tiles, plus the bingo bonus only where lexicon signatures say a
+ * bingo may fit) and stops when the bound cannot beat the N-th best move
+ * found so far; inside an anchor, plays with more tiles than any bound
+ * still allows are not extended (kmax).
  *
  * The graph is read through lex->nm (node | sibling-mask << 32), so a child
  * is found by popcount and only candidate letters are visited. */
@@ -28,8 +30,18 @@ typedef struct {
     uint8_t xscore[SOLVER_DIM];
     uint8_t lm[SOLVER_DIM], wm[SOLVER_DIM];
     uint8_t anchor[SOLVER_DIM];
+    uint16_t anchors; /* bit j: anchor[j] */
     uint32_t xset[SOLVER_DIM];
 } lane_t;
+
+/* The most that tiles still to be placed in one direction can add, by the
+ * number r of tiles left: main-word letters (board letters passed, and each
+ * empty square's best admissible rack value x letter premium), word
+ * multiplier, cross-word scores, and how many empty squares are reachable. */
+typedef struct {
+    int16_t m[SOLVER_RACK_MAX + 1], w[SOLVER_RACK_MAX + 1], c[SOLVER_RACK_MAX + 1];
+    uint8_t k[SOLVER_RACK_MAX + 1];
+} reach_t;
 
 typedef struct {
     const uint64_t *nm;
@@ -37,18 +49,27 @@ typedef struct {
     const lane_t *lane;
     int dir, lane_idx;
     int anchor, leftmost;
+    bool right_clear; /* the square after the anchor is empty or off the board */
     int placed;
     uint8_t rack[27];
     uint32_t rack_mask; /* letters playable now: nat_mask, or all if a blank is left */
     uint32_t nat_mask;  /* letters with a natural tile left */
     uint8_t cur[SOLVER_DIM];
-    /* Top-N only: for the current anchor, the most the right part (after
-     * the separator) can add with r tiles left: board letters passed, best
-     * admissible rack value x letter premium, word multiplier, cross words. */
+    /* Top-N only: for the current anchor, the most a right part (tiles
+     * after the separator, from the square after the anchor) can add. */
     bool prune;
     int ntiles, bingo_bonus;
-    int16_t right_m[SOLVER_RACK_MAX + 1], right_w[SOLVER_RACK_MAX + 1], right_c[SOLVER_RACK_MAX + 1];
-    uint8_t right_k[SOLVER_RACK_MAX + 1]; /* empty squares actually reachable */
+    reach_t right;
+    /* Top-N only: the current anchor's bounds by tile count (anchor_bounds)
+     * and the most tiles a play may still use to reach the N-th best score.
+     * Outside top-N, kmax is the rack size limit. */
+    int16_t bk[SOLVER_RACK_MAX + 1];
+    int kmax;
+    /* Letters the blank may stand for.  All of them, except in top-N when
+     * only seven-tile plays can still reach the threshold and the rack has
+     * one blank: then only letters that let rack and joined board letters
+     * of one of the anchor's seven-tile windows be a word (bingo_blank). */
+    uint32_t blank_ok, bingo_blank;
     /* sink */
     solver_move *out;
     size_t cap, count, heap_n, top;
@@ -111,6 +132,21 @@ static inline int32_t threshold(const gen_t *g)
     return (g->top && g->heap_n == g->top) ? g->out[0].score : INT32_MIN;
 }
 
+/* Top-N: the largest tile count whose bound still reaches the threshold
+ * (ties count: the notation breaks them). */
+static void update_kmax(gen_t *g)
+{
+    int32_t thr = threshold(g);
+    int k = SOLVER_RACK_MAX;
+    while (k > 0 && g->bk[k] < thr)
+        k--;
+    g->kmax = k;
+    int kmin = 1;
+    while (kmin < SOLVER_RACK_MAX && g->bk[kmin] < thr)
+        kmin++;
+    g->blank_ok = kmin == SOLVER_RACK_MAX ? g->bingo_blank : SOLVER__ALL_LETTERS;
+}
+
 static void emit(gen_t *g, const solver_move *m)
 {
     g->count++;
@@ -140,19 +176,22 @@ static void record(gen_t *g, int start, int end, int main_sum, int wmul, int cro
     memset(m.tiles + m.len, 0, SOLVER_DIM - m.len);
     m.score = score;
     emit(g, &m);
+    if (g->prune)
+        update_kmax(g);
 }
 
 static void go_left(gen_t *g, int pos, uint32_t list, int main_sum, int wmul, int cross);
 static void go_right(gen_t *g, int pos, uint32_t list, int main_sum, int wmul, int cross);
 
-/* Top-N: can no right part on this left part reach the N-th best score? */
-static inline bool right_hopeless(const gen_t *g, int main_sum, int wmul, int cross)
+/* Top-N: can no completion of the current partial play (r = tiles left)
+ * reach the N-th best score, given what R says the rest may add? */
+static inline bool hopeless(const gen_t *g, const reach_t *R, int main_sum, int wmul, int cross)
 {
     if (!g->prune || g->heap_n < g->top)
         return false;
     int r = g->ntiles - g->placed;
-    int bound = (main_sum + g->right_m[r]) * wmul * g->right_w[r] + cross + g->right_c[r];
-    if (g->bingo_bonus && g->right_k[r] == r)
+    int bound = (main_sum + R->m[r]) * wmul * R->w[r] + cross + R->c[r];
+    if (g->bingo_bonus && g->placed + R->k[r] >= SOLVER_RACK_MAX)
         bound += g->bingo_bonus;
     return bound < g->out[0].score;
 }
@@ -165,8 +204,7 @@ static inline __attribute__((always_inline)) void after(gen_t *g, int pos, uint3
     uint32_t arc = SOLVER__ARC(node);
     if (left) {
         bool left_clear = pos == 0 || !L->sq[pos - 1];
-        bool right_clear = g->anchor == SOLVER_DIM - 1 || !L->sq[g->anchor + 1];
-        if ((node & SOLVER__ACCEPTS) && left_clear && right_clear)
+        if ((node & SOLVER__ACCEPTS) && left_clear && g->right_clear)
             record(g, pos, g->anchor, main_sum, wmul, cross);
         if (!arc)
             return;
@@ -174,7 +212,7 @@ static inline __attribute__((always_inline)) void after(gen_t *g, int pos, uint3
             go_left(g, pos - 1, arc, main_sum, wmul, cross);
         if (left_clear && g->anchor < SOLVER_DIM - 1) {
             uint32_t sep = SOLVER__NM_NODE(g->nm[arc]);
-            if (SOLVER__TILE(sep) == SOLVER__SEP && SOLVER__ARC(sep) && !right_hopeless(g, main_sum, wmul, cross)) {
+            if (SOLVER__TILE(sep) == SOLVER__SEP && SOLVER__ARC(sep) && !hopeless(g, &g->right, main_sum, wmul, cross)) {
                 int saved = g->leftmost;
                 g->leftmost = pos;
                 go_right(g, g->anchor + 1, SOLVER__ARC(sep), main_sum, wmul, cross);
@@ -201,7 +239,7 @@ static inline __attribute__((always_inline)) void go(gen_t *g, int pos, uint32_t
     uint32_t xs = L->xset[pos];
     /* An empty square no remaining tile may take ends this branch before
      * the graph is touched (each list is a likely cache miss). */
-    if (!sq && !(xs & g->rack_mask))
+    if (!sq && (g->placed >= g->kmax || !(xs & g->rack_mask)))
         return;
     uint32_t have = SOLVER__NM_MASK(nm[list]); /* tiles present in this sibling list */
     if (sq) {
@@ -240,7 +278,7 @@ static inline __attribute__((always_inline)) void go(gen_t *g, int pos, uint32_t
                     g->rack_mask = g->nat_mask;
             }
         }
-        if (g->rack[0]) {
+        if (g->rack[0] && ((g->blank_ok >> t) & 1)) {
             if (--g->rack[0] == 0)
                 g->rack_mask = g->nat_mask;
             g->cur[pos] = (uint8_t)(t | SOLVER_BLANK);
@@ -262,31 +300,44 @@ static void go_right(gen_t *g, int pos, uint32_t list, int main_sum, int wmul, i
     go(g, pos, list, main_sum, wmul, cross, false);
 }
 
+/* Lanes for both directions.  The premium layout is symmetric about the
+ * main diagonal, so column i has the premiums of row i and one table serves
+ * both directions.  Anchors (empty squares next to a tile) come from row
+ * occupancy bit masks instead of four neighbour reads per square. */
 static void build_lanes(const solver_board *b, lane_t lanes[2][SOLVER_DIM])
 {
-    bool empty = b->ntiles == 0;
-    for (int dir = 0; dir < 2; dir++)
-        for (int i = 0; i < SOLVER_DIM; i++) {
-            lane_t *L = &lanes[dir][i];
-            for (int j = 0; j < SOLVER_DIM; j++) {
-                int r = dir == SOLVER_ACROSS ? i : j, c = dir == SOLVER_ACROSS ? j : i;
-                int s = solver__sq(r, c);
-                L->sq[j] = b->sq[s];
-                L->xset[j] = b->xset[dir][s];
-                L->xscore[j] = b->xscore[dir][s];
-                L->lm[j] = (uint8_t)solver__lm(s);
-                L->wm[j] = (uint8_t)solver__wm(s);
-                bool a;
-                if (b->sq[s])
-                    a = false;
-                else if (empty)
-                    a = r == SOLVER_DIM / 2 && c == SOLVER_DIM / 2;
-                else
-                    a = (r > 0 && b->sq[s - SOLVER_DIM]) || (r < SOLVER_DIM - 1 && b->sq[s + SOLVER_DIM]) ||
-                        (c > 0 && b->sq[s - 1]) || (c < SOLVER_DIM - 1 && b->sq[s + 1]);
-                L->anchor[j] = a;
-            }
+    uint32_t occ[SOLVER_DIM], anch[SOLVER_DIM];
+    for (int r = 0; r < SOLVER_DIM; r++) {
+        occ[r] = 0;
+        for (int c = 0; c < SOLVER_DIM; c++)
+            occ[r] |= (uint32_t)(b->sq[solver__sq(r, c)] != 0) << c;
+    }
+    for (int r = 0; r < SOLVER_DIM; r++) {
+        uint32_t near = (occ[r] << 1) | (occ[r] >> 1) | (r > 0 ? occ[r - 1] : 0) |
+                        (r < SOLVER_DIM - 1 ? occ[r + 1] : 0);
+        anch[r] = near & ~occ[r] & ((1u << SOLVER_DIM) - 1);
+    }
+    if (b->ntiles == 0)
+        anch[SOLVER_DIM / 2] = 1u << (SOLVER_DIM / 2);
+    for (int i = 0; i < SOLVER_DIM; i++) {
+        lane_t *A = &lanes[SOLVER_ACROSS][i], *D = &lanes[SOLVER_DOWN][i];
+        memcpy(A->sq, b->sq + i * SOLVER_DIM, SOLVER_DIM);
+        memcpy(A->xset, b->xset[SOLVER_ACROSS] + i * SOLVER_DIM, sizeof A->xset);
+        memcpy(A->xscore, b->xscore[SOLVER_ACROSS] + i * SOLVER_DIM, SOLVER_DIM);
+        A->anchors = (uint16_t)anch[i];
+        D->anchors = 0;
+        for (int j = 0; j < SOLVER_DIM; j++) {
+            int s = solver__sq(j, i);
+            A->lm[j] = D->lm[j] = (uint8_t)solver__lm(solver__sq(i, j));
+            A->wm[j] = D->wm[j] = (uint8_t)solver__wm(solver__sq(i, j));
+            A->anchor[j] = (uint8_t)((anch[i] >> j) & 1);
+            D->sq[j] = b->sq[s];
+            D->xset[j] = b->xset[SOLVER_DOWN][s];
+            D->xscore[j] = b->xscore[SOLVER_DOWN][s];
+            D->anchor[j] = (uint8_t)((anch[j] >> i) & 1);
+            D->anchors |= (uint16_t)(D->anchor[j] << j);
         }
+    }
 }
 
 static void gen_anchor(gen_t *g, const lane_t *L, int dir, int lane_idx, int a)
@@ -296,85 +347,94 @@ static void gen_anchor(gen_t *g, const lane_t *L, int dir, int lane_idx, int a)
     g->lane_idx = lane_idx;
     g->anchor = a;
     g->leftmost = a;
+    g->right_clear = a == SOLVER_DIM - 1 || !L->sq[a + 1];
     /* An anchor whose cross-set admits no rack letter yields nothing. */
     if (!(L->xset[a] & g->rack_mask))
         return;
     go_left(g, a, SOLVER__ARC(SOLVER__NM_NODE(g->nm[1])), 0, 1, 0);
 }
 
-/* Upper bound on the score of any play generated from anchor a.  For each
- * square l where the leftmost new tile could go, the new tiles lie among the
- * first n empty squares from l, up to the first square no rack tile may
- * take.  Letting every one of them be used and every multiplier apply, the
- * new tiles' part is bounded twice, and the smaller bound kept: the highest
- * rack values paired with the highest per-square coefficients, and each
- * square's best admissible rack value times its coefficient.  The bingo
- * bonus is left to the caller (bingo_window says whether seven fit). */
-static int anchor_bound(const lane_t *L, int a, const uint8_t *vals_desc, int n, const uint8_t *values,
-                        const uint8_t *vbest, bool *bingo_window)
+/* Upper bounds on the score of plays from anchor a, by number of new tiles:
+ * bk[k] for k = 1..n, or -1 where no k-tile play can cover the anchor.  A
+ * play whose leftmost new tile is at l puts its k tiles on exactly the first
+ * k empty squares from l (plays stop before a square no rack tile may take),
+ * so for each l and k the squares, the word multiplier, the board letters
+ * joined and the cross words are known; only the letters are not.  Their
+ * part is bounded twice and the smaller bound kept: each square's best
+ * admissible rack value times its coefficient, and the rack's highest
+ * values paired with the highest coefficients.  The pairing is bounded
+ * separately for the letter premiums (main word) and the cross-word
+ * coefficients; since both are 1..3, pairing the sorted values with them is
+ * a sum of prefix sums (S[i] = the i highest rack values): the letter part
+ * is S[k] + S[#lm >= 2] + S[#lm >= 3], and likewise for the cross part.
+ * The bingo bonus is left to the caller, which checks the seven-tile
+ * windows reported in *seven. */
+static void anchor_bounds(const lane_t *L, int a, const int *S, int n, const uint8_t *values, const uint8_t *vbest,
+                          int bk[SOLVER_RACK_MAX + 1], uint32_t *seven)
 {
-    *bingo_window = false;
+    *seven = 0; /* bit l: a seven-tile window from l covers the anchor */
+    for (int k = 0; k <= SOLVER_RACK_MAX; k++)
+        bk[k] = -1;
+    /* Leftmost square the leftmost tile may take: the left part never
+     * covers another anchor or a square no rack tile may take, and leaves
+     * at least the anchor's tile for the anchor. */
     int lo = a;
-    while (lo > 0 && (L->sq[lo - 1] || (!L->anchor[lo - 1] && vbest[lo - 1] != 0xff)))
-        lo--;
-    int best = 0;
+    for (int p = a - 1, room = n - 1; p >= 0; p--) {
+        if (L->sq[p])
+            continue;
+        if (room == 0 || L->anchor[p] || vbest[p] == 0xff)
+            break;
+        room--;
+        lo = p;
+    }
     for (int l = a; l >= lo; l--) {
         if (L->sq[l])
             continue;
-        int k = 0, wmul = 1, consts = 0, e = l;
-        int coef_lm[SOLVER_RACK_MAX], coef_x[SOLVER_RACK_MAX], vb[SOLVER_RACK_MAX];
+        int joined = 0; /* board letters of the word: left of l, then passed */
+        for (int j = l - 1; j >= 0 && L->sq[j]; j--)
+            joined += (L->sq[j] & SOLVER_BLANK) ? 0 : values[SOLVER_LETTER(L->sq[j])];
+        int k = 0, wmul = 1, consts = 0, sum_vl = 0, sum_vx = 0;
+        int n_lm2 = 0, n_lm3 = 0, n_x1 = 0, n_x2 = 0, n_x3 = 0;
         for (int j = l; j < SOLVER_DIM && k < n; j++) {
-            if (L->sq[j])
+            if (L->sq[j]) {
+                joined += (L->sq[j] & SOLVER_BLANK) ? 0 : values[SOLVER_LETTER(L->sq[j])];
                 continue;
+            }
             if (vbest[j] == 0xff)
                 break; /* no rack tile may go here: plays from l stop before it */
-            coef_lm[k] = L->lm[j];
-            if (!(L->xset[j] & SOLVER__TRIVIAL)) {
-                coef_x[k] = L->lm[j] * L->wm[j];
-                consts += L->xscore[j] * L->wm[j];
-            } else
-                coef_x[k] = 0;
-            vb[k] = vbest[j];
-            wmul *= L->wm[j];
-            e = j;
             k++;
-        }
-        if (e < a)
-            continue; /* cannot reach the anchor */
-        int s0 = l, e0 = e, through = 0;
-        while (s0 > 0 && L->sq[s0 - 1])
-            s0--;
-        while (e0 < SOLVER_DIM - 1 && L->sq[e0 + 1])
-            e0++;
-        for (int j = s0; j <= e0; j++)
-            if (L->sq[j] && !(L->sq[j] & SOLVER_BLANK))
-                through += values[SOLVER_LETTER(L->sq[j])];
-        int coef[SOLVER_RACK_MAX], per_square = 0;
-        for (int j = 0; j < k; j++) { /* insertion sort, descending */
-            int c = coef_lm[j] * wmul + coef_x[j], p = j;
-            per_square += vb[j] * c;
-            while (p > 0 && coef[p - 1] < c) {
-                coef[p] = coef[p - 1];
-                p--;
+            int lm = L->lm[j], x = 0;
+            wmul *= L->wm[j];
+            if (!(L->xset[j] & SOLVER__TRIVIAL)) {
+                x = lm * L->wm[j];
+                consts += L->xscore[j] * L->wm[j];
             }
-            coef[p] = c;
+            sum_vl += vbest[j] * lm;
+            sum_vx += vbest[j] * x;
+            n_lm2 += lm >= 2, n_lm3 += lm >= 3;
+            n_x1 += x >= 1, n_x2 += x >= 2, n_x3 += x >= 3;
+            if (j < a)
+                continue; /* k tiles from l do not reach the anchor */
+            int after = 0; /* board letters right after the last new tile */
+            for (int q = j + 1; q < SOLVER_DIM && L->sq[q]; q++)
+                after += (L->sq[q] & SOLVER_BLANK) ? 0 : values[SOLVER_LETTER(L->sq[q])];
+            int paired = wmul * (S[k] + S[n_lm2] + S[n_lm3]) + S[n_x1] + S[n_x2] + S[n_x3];
+            int per_square = wmul * sum_vl + sum_vx;
+            int bound = (joined + after) * wmul + consts + (paired < per_square ? paired : per_square);
+            if (bound > bk[k])
+                bk[k] = bound;
+            if (k == SOLVER_RACK_MAX)
+                *seven |= 1u << l;
         }
-        int paired = 0;
-        for (int j = 0; j < k; j++)
-            paired += vals_desc[j] * coef[j];
-        int bound = through * wmul + consts + (paired < per_square ? paired : per_square);
-        if (k == SOLVER_RACK_MAX)
-            *bingo_window = true;
-        if (bound > best)
-            best = bound;
     }
-    return best;
 }
 
 typedef struct {
-    int bound; /* including the bingo bonus if a bingo may fit */
+    int bound; /* max of bk */
+    int16_t bk[SOLVER_RACK_MAX + 1]; /* anchor_bounds, bingo bonus included in bk[7] */
     uint8_t dir, lane, anchor;
     bool bingo;
+    uint16_t seven; /* leftmost squares of seven-tile windows (anchor_bounds) */
 } anchor_t;
 
 /* ---- bingo feasibility, for pruning only ------------------------------
@@ -421,38 +481,49 @@ static bool window_may_bingo(const gen_t *g, const solver_lexicon *lex, bingo_ca
     return may;
 }
 
-static bool bingo_possible(const gen_t *g, const solver_lexicon *lex, bingo_cache *bc, const lane_t *L,
-                           const uint8_t *vbest, int a)
+/* Could the whole rack make a word on the seven-tile window whose leftmost
+ * tile is at l (the first seven empty squares from l), together with the
+ * board letters it joins? */
+/* The board letters a seven-tile play whose leftmost tile is at l joins
+ * (the window is the first seven empty squares from l); returns how many. */
+static int window_letters(const lane_t *L, int l, uint8_t through[SOLVER_DIM])
 {
-    int lo = a;
-    while (lo > 0 && (L->sq[lo - 1] || (!L->anchor[lo - 1] && vbest[lo - 1] != 0xff)))
-        lo--;
-    for (int l = a; l >= lo; l--) {
-        if (L->sq[l])
-            continue;
-        int k = 0, e = l;
-        for (int j = l; j < SOLVER_DIM && k < SOLVER_RACK_MAX; j++)
-            if (!L->sq[j]) {
-                if (vbest[j] == 0xff)
-                    break;
-                e = j;
-                k++;
-            }
-        if (k < SOLVER_RACK_MAX || e < a)
-            continue;
-        int s0 = l, e0 = e, nt = 0;
-        uint8_t through[SOLVER_DIM];
-        while (s0 > 0 && L->sq[s0 - 1])
-            s0--;
-        while (e0 < SOLVER_DIM - 1 && L->sq[e0 + 1])
-            e0++;
-        for (int j = s0; j <= e0; j++)
-            if (L->sq[j])
-                through[nt++] = SOLVER_LETTER(L->sq[j]);
-        if (window_may_bingo(g, lex, bc, through, nt))
-            return true;
+    int k = 0, e = l;
+    for (; k < SOLVER_RACK_MAX; e++)
+        k += !L->sq[e];
+    e--; /* last new tile */
+    int s0 = l, nt = 0;
+    while (s0 > 0 && L->sq[s0 - 1])
+        s0--;
+    while (e < SOLVER_DIM - 1 && L->sq[e + 1])
+        e++;
+    for (int j = s0; j <= e; j++)
+        if (L->sq[j])
+            through[nt++] = SOLVER_LETTER(L->sq[j]);
+    return nt;
+}
+
+static bool window_bingo(const gen_t *g, const solver_lexicon *lex, bingo_cache *bc, const lane_t *L, int l)
+{
+    uint8_t through[SOLVER_DIM];
+    int nt = window_letters(L, l, through);
+    return window_may_bingo(g, lex, bc, through, nt);
+}
+
+/* bingo_blank for an anchor whose seven-tile windows start at the squares
+ * in `seven` (see gen_t). */
+static uint32_t bingo_blank_letters(const gen_t *g, const solver_lexicon *lex, const lane_t *L, uint32_t seven)
+{
+    uint32_t set = 0;
+    for (; seven; seven &= seven - 1) {
+        uint8_t through[SOLVER_DIM], counts[27];
+        int nt = window_letters(L, __builtin_ctz(seven), through);
+        memcpy(counts, g->rack, sizeof counts);
+        for (int i = 0; i < nt; i++)
+            counts[through[i]]++;
+        set |= solver__sig_blank_letters(lex, counts);
     }
-    return false;
+    return set;
 }
 
 static void gen_exchanges(gen_t *g, const solver_rack *rack)
@@ -480,12 +551,60 @@ static void gen_exchanges(gen_t *g, const solver_rack *rack)
     }
 }
 
+/* What tiles placed from square p rightwards may add at most (see
+ * reach_t).  The walk stops before a square no rack tile may take.  Values
+ * for r tiles include the board letters that follow the r-th tile, since
+ * they join the word. */
+static void reach(const lane_t *L, const uint8_t *vb, const uint8_t *values, int p, reach_t *R)
+{
+    int m = 0, w = 1, c = 0, used = 0;
+    for (;; p++) {
+        if (p < SOLVER_DIM && L->sq[p]) {
+            m += (L->sq[p] & SOLVER_BLANK) ? 0 : values[SOLVER_LETTER(L->sq[p])];
+            continue;
+        }
+        R->m[used] = (int16_t)m, R->w[used] = (int16_t)w, R->c[used] = (int16_t)c;
+        R->k[used] = (uint8_t)used;
+        if (p >= SOLVER_DIM || used == SOLVER_RACK_MAX || vb[p] == 0xff)
+            break;
+        used++;
+        m += vb[p] * L->lm[p];
+        w *= L->wm[p];
+        if (!(L->xset[p] & SOLVER__TRIVIAL))
+            c += (L->xscore[p] + vb[p] * L->lm[p]) * L->wm[p];
+    }
+    for (int r = used + 1; r <= SOLVER_RACK_MAX; r++)
+        R->m[r] = R->m[used], R->w[r] = R->w[used], R->c[r] = R->c[used], R->k[r] = R->k[used];
+}
+
+static void key_sift_down(uint32_t *h, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && h[l] > h[w])
+            w = l;
+        if (r < n && h[r] > h[w])
+            w = r;
+        if (w == i)
+            return;
+        uint32_t t = h[i];
+        h[i] = h[w];
+        h[w] = t;
+        i = w;
+    }
+}
+
 /* Top-N search: anchors in decreasing order of their score bound, until
  * the bound falls below the N-th best score found (ties still visited, since
  * the notation breaks them). */
 static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon *lex, const solver_dist *dist,
-                     const solver_rack *rack)
+                     const solver_rack *rack, bool empty_board)
 {
+    /* On the empty board every down play mirrors an across play with the
+     * same score (the layout is symmetric), and across notation ("8D")
+     * sorts before down notation ("D8"), so the single best move is always
+     * across: for top-1 the down direction is not searched. */
+    int ndir = empty_board && g->top == 1 ? 1 : 2;
     uint8_t vals[SOLVER_RACK_MAX + 1];
     int n = 0;
     for (int c = 0; c < 27; c++)
@@ -509,11 +628,18 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
             }
             by_value[p] = c;
         }
+    /* Only lanes with anchors are read.  A square without a perpendicular
+     * word admits the whole rack, so its value is the best natural one. */
+    int v_any = nl ? dist->value[by_value[0]] : 0;
     uint8_t vbest[2][SOLVER_DIM][SOLVER_DIM];
     for (int dir = 0; dir < 2; dir++)
         for (int i = 0; i < SOLVER_DIM; i++)
-            for (int j = 0; j < SOLVER_DIM; j++) {
-                uint32_t ok = lanes[dir][i].xset[j] & g->rack_mask;
+            for (int j = 0; j < SOLVER_DIM && lanes[dir][i].anchors; j++) {
+                uint32_t xs = lanes[dir][i].xset[j], ok = xs & g->rack_mask;
+                if (xs & SOLVER__TRIVIAL) {
+                    vbest[dir][i][j] = (uint8_t)v_any;
+                    continue;
+                }
                 int v = ok ? 0 : 0xff;
                 for (int k = 0; k < nl && ok; k++)
                     if ((ok >> by_value[k]) & 1) {
@@ -522,64 +648,78 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
                     }
                 vbest[dir][i][j] = (uint8_t)v;
             }
+    int S[SOLVER_RACK_MAX + 1] = {0};
+    for (int k = 1; k <= SOLVER_RACK_MAX; k++)
+        S[k] = S[k - 1] + (k <= n ? vals[k - 1] : 0);
+    /* Anchors are visited through a max-heap of 32-bit keys (bound, then
+     * discovery order): usually only a third of them are visited, so a
+     * full sort would be wasted. */
     anchor_t anchors[2 * SOLVER_SQUARES];
+    uint32_t order[2 * SOLVER_SQUARES];
     bingo_cache bc;
     bc.n = 0;
+    uint8_t window_known[2][SOLVER_DIM][SOLVER_DIM]; /* 0 unknown, 1 no bingo, 2 maybe */
+    memset(window_known, 0, sizeof window_known);
     int na = 0;
-    for (int dir = 0; dir < 2; dir++)
+    for (int dir = 0; dir < ndir; dir++)
         for (int i = 0; i < SOLVER_DIM; i++)
-            for (int a = 0; a < SOLVER_DIM; a++)
-                if (lanes[dir][i].anchor[a] && vbest[dir][i][a] != 0xff) {
+            for (uint32_t am = lanes[dir][i].anchors; am; am &= am - 1) {
+                int a = __builtin_ctz(am);
+                if (vbest[dir][i][a] != 0xff) {
                     const lane_t *L = &lanes[dir][i];
-                    /* Without a possible bingo a play here uses at most six
-                     * tiles, which keeps far premium squares out of the bound. */
-                    bool bw, bingo = n == SOLVER_RACK_MAX && bingo_possible(g, lex, &bc, L, vbest[dir][i], a);
-                    int bound = anchor_bound(L, a, vals, bingo || n < SOLVER_RACK_MAX ? n : n - 1, dist->value,
-                                             vbest[dir][i], &bw);
-                    if (bingo)
-                        bound += SOLVER_BINGO_BONUS;
-                    anchor_t x = {bound, (uint8_t)dir, (uint8_t)i, (uint8_t)a, bingo};
-                    int p = na++;
-                    while (p > 0 && anchors[p - 1].bound < x.bound) {
-                        anchors[p] = anchors[p - 1];
-                        p--;
+                    int bk[SOLVER_RACK_MAX + 1];
+                    uint32_t seven;
+                    anchor_bounds(L, a, S, n, dist->value, vbest[dir][i], bk, &seven);
+                    /* A seven-tile play needs a window the whole rack may
+                     * spell a word in; then it earns the bingo bonus.  A
+                     * window depends only on its leftmost square, and
+                     * anchors of a lane share windows: answers are kept. */
+                    bool bingo = false;
+                    for (uint32_t w = n == SOLVER_RACK_MAX ? seven : 0; w && !bingo; w &= w - 1) {
+                        int l = __builtin_ctz(w);
+                        if (!window_known[dir][i][l])
+                            window_known[dir][i][l] = window_bingo(g, lex, &bc, L, l) ? 2 : 1;
+                        bingo = window_known[dir][i][l] == 2;
                     }
-                    anchors[p] = x;
+                    if (n == SOLVER_RACK_MAX)
+                        bk[SOLVER_RACK_MAX] = bingo ? bk[SOLVER_RACK_MAX] + SOLVER_BINGO_BONUS : -1;
+                    anchor_t x = {.dir = (uint8_t)dir, .lane = (uint8_t)i, .anchor = (uint8_t)a, .bingo = bingo,
+                                  .seven = (uint16_t)seven};
+                    x.bound = -1;
+                    for (int k = 0; k <= SOLVER_RACK_MAX; k++) {
+                        x.bk[k] = (int16_t)bk[k];
+                        if (bk[k] > x.bound)
+                            x.bound = bk[k];
+                    }
+                    if (x.bound < 0)
+                        continue; /* no play can cover this anchor */
+                    order[na] = (uint32_t)x.bound << 10 | (uint32_t)(1023 - na);
+                    anchors[na++] = x;
                 }
+            }
+    for (int i = na / 2 - 1; i >= 0; i--)
+        key_sift_down(order, na, i);
     g->prune = true;
     g->ntiles = rack->n;
-    for (int k = 0; k < na && anchors[k].bound >= threshold(g); k++) {
-        const anchor_t *x = &anchors[k];
+    for (int left = na; left > 0; left--) {
+        const anchor_t *x = &anchors[1023 - (order[0] & 1023)];
+        if (x->bound < threshold(g))
+            break;
+        order[0] = order[left - 1];
+        key_sift_down(order, left - 1, 0);
         const lane_t *L = &lanes[x->dir][x->lane];
         const uint8_t *vb = vbest[x->dir][x->lane];
-        int m = 0, w = 1, c = 0, used = 0, p = x->anchor + 1;
-        for (; p < SOLVER_DIM && used <= SOLVER_RACK_MAX; p++) {
-            if (L->sq[p]) {
-                m += (L->sq[p] & SOLVER_BLANK) ? 0 : dist->value[SOLVER_LETTER(L->sq[p])];
-                continue;
-            }
-            g->right_m[used] = (int16_t)m, g->right_w[used] = (int16_t)w, g->right_c[used] = (int16_t)c;
-            g->right_k[used] = (uint8_t)used;
-            if (vb[p] == 0xff || used == SOLVER_RACK_MAX)
-                break; /* no tile fits here: the play ends before it */
-            used++;
-            m += vb[p] * L->lm[p];
-            w *= L->wm[p];
-            if (!(L->xset[p] & SOLVER__TRIVIAL))
-                c += (L->xscore[p] + vb[p] * L->lm[p]) * L->wm[p];
-        }
-        if (p == SOLVER_DIM) { /* reached the edge with `used` tiles */
-            g->right_m[used] = (int16_t)m, g->right_w[used] = (int16_t)w, g->right_c[used] = (int16_t)c;
-            g->right_k[used] = (uint8_t)used;
-        }
-        for (int r = used + 1; r <= SOLVER_RACK_MAX; r++) {
-            g->right_m[r] = g->right_m[used], g->right_w[r] = g->right_w[used], g->right_c[r] = g->right_c[used];
-            g->right_k[r] = g->right_k[used];
-        }
+        reach(L, vb, dist->value, x->anchor + 1, &g->right);
         g->bingo_bonus = x->bingo ? SOLVER_BINGO_BONUS : 0;
+        g->bingo_blank = x->bingo && rack->counts[0] == 1 ? bingo_blank_letters(g, lex, L, x->seven)
+                                                          : SOLVER__ALL_LETTERS;
+        memcpy(g->bk, x->bk, sizeof g->bk);
+        update_kmax(g);
         gen_anchor(g, L, x->dir, x->lane, x->anchor);
     }
     g->prune = false;
+    g->kmax = SOLVER_RACK_MAX;
+    g->blank_ok = g->bingo_blank = SOLVER__ALL_LETTERS;
 }
 
 size_t solver_gen(const solver_board *b, const solver_lexicon *lex, const solver_dist *dist,
@@ -599,6 +739,8 @@ size_t solver_gen(const solver_board *b, const solver_lexicon *lex, const solver
             g.nat_mask |= 1u << c;
     g.out = out;
     g.cap = cap;
+    g.kmax = SOLVER_RACK_MAX;
+    g.blank_ok = g.bingo_blank = SOLVER__ALL_LETTERS;
     g.top = opts->top_n < cap ? opts->top_n : cap;
     if (opts->top_n && g.top == 0)
         return 0;
@@ -614,7 +756,7 @@ size_t solver_gen(const solver_board *b, const solver_lexicon *lex, const solver
                         if (lanes[dir][i].anchor[a])
                             gen_anchor(&g, &lanes[dir][i], dir, i, a);
         } else {
-            gen_best(&g, lanes, lex, dist, rack);
+            gen_best(&g, lanes, lex, dist, rack, b->ntiles == 0);
         }
     }
     if (opts->with_exchanges && opts->bag_count >= SOLVER_RACK_MAX && rack->n > 0)

@@ -2,7 +2,8 @@
  * reached by seeded self-play, on a small and on the full default lexicon.
  * Same positions also check top-N against the sorted full list, validation
  * against every generated move, and incremental cross-sets against a full
- * recompute. */
+ * recompute.  A last test checks top-1 against the full list on many more
+ * full-lexicon positions, with and without a blank. */
 #include "test_util.h"
 #include "oracle.h"
 
@@ -246,6 +247,71 @@ static void test_full_lexicon(void **state)
     solver_lexicon_free(lex);
 }
 
+/* The first move of the full list in output order, found by one pass. */
+static const solver_move *first_in_order(const solver_move *m, size_t n)
+{
+    const solver_move *best = n ? &m[0] : NULL;
+    for (size_t i = 1; i < n; i++)
+        if (solver_move_cmp(&m[i], best) < 0)
+            best = &m[i];
+    return best;
+}
+
+/* Top-1 pruning paths that only the full lexicon reaches often: bingo
+ * searches where a blank's designations are narrowed by the signature
+ * table, the empty board searched across only, and the per-tile-count
+ * bounds.  Every turn of seeded self-play, with the drawn rack and with one
+ * of its tiles turned into a blank, the best move must be the first move of
+ * the full list. */
+static void test_best_move_full_lexicon(void **state)
+{
+    (void)state;
+    char err[256];
+    solver_lexicon *lex = solver_lexicon_load(SOLVER_TEST_LEXICON, err, sizeof err);
+    assert_non_null(lex);
+    const solver_dist *d = solver_dist_english();
+    solver_gen_opts top1 = {.top_n = 1};
+    int checked = 0;
+    for (uint64_t seed = 9000; seed < 9012; seed++) {
+        solver_board b;
+        solver_board_init(&b, d);
+        solver_bag bag;
+        solver_bag_init(&bag, d, seed);
+        solver_rack racks[2];
+        memset(racks, 0, sizeof racks);
+        solver_bag_fill_rack(&bag, &racks[0]);
+        solver_bag_fill_rack(&bag, &racks[1]);
+        for (int turn = 0, p = 0; turn < 40; turn++, p ^= 1) {
+            solver_rack variants[2] = {racks[p], racks[p]};
+            for (int c = 26; c >= 1; c--)
+                if (variants[1].counts[c]) {
+                    variants[1].counts[c]--;
+                    variants[1].counts[0]++;
+                    break;
+                }
+            for (int v = 0; v < 2; v++) {
+                size_t nf = solver_gen(&b, lex, d, &variants[v], NULL, fast_buf, CAP);
+                assert_true(nf <= CAP);
+                size_t nt = solver_gen(&b, lex, d, &variants[v], &top1, top_buf, CAP);
+                assert_int_equal(nt, nf ? 1 : 0);
+                if (nf)
+                    assert_move_equal(&top_buf[0], first_in_order(fast_buf, nf));
+                checked++;
+            }
+            size_t n = solver_gen(&b, lex, d, &racks[p], &top1, top_buf, CAP);
+            if (n == 0)
+                break;
+            solver_board_apply(&b, lex, &top_buf[0]);
+            solver_rack_remove_move(&racks[p], &top_buf[0]);
+            solver_bag_fill_rack(&bag, &racks[p]);
+            if (racks[p].n == 0)
+                break;
+        }
+    }
+    assert_true(checked > 200);
+    solver_lexicon_free(lex);
+}
+
 int main(void)
 {
     fast_buf = malloc(CAP * sizeof *fast_buf);
@@ -260,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_tiny_lexicon_blanks),
         cmocka_unit_test(test_small_lexicon),
         cmocka_unit_test(test_full_lexicon),
+        cmocka_unit_test(test_best_move_full_lexicon),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(fast_buf);
