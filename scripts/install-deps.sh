@@ -2,6 +2,10 @@
 # Installs the Debian packages the project needs, only those missing.
 # Quiet and fast (one dpkg-query) when everything is already there.
 # Env: INSTALL_OPTIONAL=0 skips the optional packages.
+#      EXTRA_REQUIRED="pkg ..." adds required packages (tests use a name that
+#        is in no archive to check the failure names it).
+#      SKIP_APT_UPDATE=1 installs from the existing package lists, without
+#        apt-get update first.
 set -euo pipefail
 LOG_TAG=install-deps.sh
 # shellcheck source=lib.sh
@@ -15,6 +19,8 @@ REQUIRED=(
     nghttp2-client python3 python3-grpcio python3-protobuf
     wamerican-large openssl tmux iproute2
 )
+read -r -a extra_required <<<"${EXTRA_REQUIRED:-}"
+REQUIRED+=("${extra_required[@]}")
 # Nice to have: fuzzers (clang), formatting (clang-format), validating
 # compose/docker-compose.yml (docker-compose). Missing ones only warn.
 OPTIONAL=(clang clang-format docker-compose)
@@ -40,7 +46,9 @@ mapfile -t missing < <(missing_of "${want[@]}")
 [ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]}) and not root: run as root or apt-get install them"
 
 log "installing: ${missing[*]}"
-apt-get update -q -o DPkg::Lock::Timeout=600 >/dev/null || log "warning: apt-get update failed; trying the existing lists"
+if [ "${SKIP_APT_UPDATE:-0}" != 1 ]; then
+    apt-get update -q -o DPkg::Lock::Timeout=600 >/dev/null || log "warning: apt-get update failed; trying the existing lists"
+fi
 if ! apt_install "${missing[@]}"; then
     # One by one, to name what could not be installed.
     for p in "${missing[@]}"; do

@@ -58,8 +58,17 @@ rpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts
         return NULL;
     rpc__canonical_target(target, ch->target, sizeof(ch->target));
 
-    grpc_arg args[9];
+    grpc_arg args[12];
     int n = 0;
+    /* Reconnect soon after a peer restarts: the core's default backoff
+     * grows to two minutes, far too long for a service we restart in
+     * seconds. Jitter still spreads many channels out. */
+    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+                           .value.integer = 100};
+    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+                           .value.integer = 100};
+    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+                           .value.integer = 5000};
     /* Several addresses behind one name (gateways behind DNS): use them
      * all, not just the first that connects. */
     if (strncmp(ch->target, "dns:", 4) == 0)
