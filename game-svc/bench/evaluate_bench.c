@@ -40,7 +40,7 @@
 
 typedef struct bench_game {
     int64_t game_id;
-    int64_t account;   /* the seat whose rack the placement uses */
+    int64_t account; /* the seat whose rack the placement uses */
     char account_str[24];
     Scrabble__V1__EvaluateRequest req;
     Scrabble__V1__Placement pl[8];
@@ -55,7 +55,7 @@ typedef struct bench {
     rpc_channel **game;
     rpc_loop *loops[2];
     bench_game *games;
-    double *lat_ms;           /* by call index */
+    double *lat_ms; /* by call index */
     atomic_long completed, errors;
     long scheduled;
 } bench;
@@ -69,8 +69,8 @@ static double now_s(void)
 
 static void die(const char *what, const rpc_status *st)
 {
-    fprintf(stderr, "evaluate-bench: %s: %s %s %s\n", what, st ? rpc_status_code_name(st->code) : "",
-            st ? st->reason : "", st ? st->message : "");
+    fprintf(stderr, "evaluate-bench: %s: %s %s %s\n", what,
+            st ? rpc_status_code_name(st->code) : "", st ? st->reason : "", st ? st->message : "");
     exit(1);
 }
 
@@ -165,7 +165,7 @@ static long rss_kb(int pid)
 static void setup_games(bench *b)
 {
     int64_t *acc = calloc((size_t)b->accounts, sizeof *acc);
-    char (*handle)[40] = calloc((size_t)b->accounts, 40);
+    char(*handle)[40] = calloc((size_t)b->accounts, 40);
     char err[256];
     solver_lexicon *lex = solver_lexicon_load(b->lexicon, err, sizeof err);
     if (!lex) {
@@ -177,8 +177,9 @@ static void setup_games(bench *b)
         snprintf(handle[i], 40, "bench%d_%d_%d", (int)getpid(), i, rand() % 100000);
         rr.handle = handle[i];
         rr.password = "benchpassword";
-        Scrabble__V1__AuthReply *a = (Scrabble__V1__AuthReply *)sync_call(
-            b->store, "/scrabble.v1.Store/Register", &rr.base, &scrabble__v1__auth_reply__descriptor, 0);
+        Scrabble__V1__AuthReply *a =
+            (Scrabble__V1__AuthReply *)sync_call(b->store, "/scrabble.v1.Store/Register", &rr.base,
+                                                 &scrabble__v1__auth_reply__descriptor, 0);
         acc[i] = a->account_id;
         protobuf_c_message_free_unpacked(&a->base, NULL);
     }
@@ -199,16 +200,16 @@ static void setup_games(bench *b)
         ri.account_id = acc[y];
         ri.invitation_id = inv->invitation_id;
         ri.accept = true;
-        protobuf_c_message_free_unpacked(
-            sync_call(b->store, "/scrabble.v1.Store/RespondInvitation", &ri.base,
-                      &scrabble__v1__invitation__descriptor, 0),
-            NULL);
+        protobuf_c_message_free_unpacked(sync_call(b->store, "/scrabble.v1.Store/RespondInvitation",
+                                                   &ri.base, &scrabble__v1__invitation__descriptor,
+                                                   0),
+                                         NULL);
         Scrabble__V1__CreateGameRequest cg = SCRABBLE__V1__CREATE_GAME_REQUEST__INIT;
         cg.invitation_id = inv->invitation_id;
         protobuf_c_message_free_unpacked(&inv->base, NULL);
         Scrabble__V1__GameState *st = (Scrabble__V1__GameState *)sync_call(
-            b->game[0], "/scrabble.v1.Game/CreateGame", &cg.base, &scrabble__v1__game_state__descriptor,
-            acc[x]);
+            b->game[0], "/scrabble.v1.Game/CreateGame", &cg.base,
+            &scrabble__v1__game_state__descriptor, acc[x]);
         bench_game *bg = &b->games[g];
         bg->game_id = st->game_id;
         bg->account = acc[x]; /* seat 0: the player to move */
@@ -217,8 +218,9 @@ static void setup_games(bench *b)
         /* The player's own view, as a client would have it. */
         Scrabble__V1__GameRef ref = SCRABBLE__V1__GAME_REF__INIT;
         ref.game_id = bg->game_id;
-        st = (Scrabble__V1__GameState *)sync_call(b->game[0], "/scrabble.v1.Game/GetState", &ref.base,
-                                                  &scrabble__v1__game_state__descriptor, acc[x]);
+        st = (Scrabble__V1__GameState *)sync_call(b->game[0], "/scrabble.v1.Game/GetState",
+                                                  &ref.base, &scrabble__v1__game_state__descriptor,
+                                                  acc[x]);
         solver_board board;
         solver_rack rack;
         solver_board_init(&board, solver_dist_english());
@@ -302,7 +304,8 @@ static void run_load(bench *b, double *achieved, double *wall)
         rpc_client_opts o = {.timeout_ms = 5000, .md = md, .md_count = 1, .loop = b->loops[i % 2]};
         calls[i] = (bench_call){b, i, sched};
         if (rpc_client_unary(b->game[i % b->conns], "/scrabble.v1.Game/Evaluate", &g->req.base,
-                             &scrabble__v1__evaluate_reply__descriptor, &o, on_reply, &calls[i]) != RPC_OK) {
+                             &scrabble__v1__evaluate_reply__descriptor, &o, on_reply,
+                             &calls[i]) != RPC_OK) {
             b->lat_ms[i] = NAN;
             atomic_fetch_add(&b->errors, 1);
             atomic_fetch_add(&b->completed, 1);
@@ -318,9 +321,15 @@ static void run_load(bench *b, double *achieved, double *wall)
 
 int main(int argc, char **argv)
 {
-    bench b = {.game_addr = "127.0.0.1:7100", .store_addr = "127.0.0.1:7200",
-               .metrics_addr = "127.0.0.1:9100", .lexicon = "build/share/wamerican.kwg",
-               .ngames = 200, .rate = 5000, .duration_s = 10, .conns = 32, .accounts = 20};
+    bench b = {.game_addr = "127.0.0.1:7100",
+               .store_addr = "127.0.0.1:7200",
+               .metrics_addr = "127.0.0.1:9100",
+               .lexicon = "build/share/wamerican.kwg",
+               .ngames = 200,
+               .rate = 5000,
+               .duration_s = 10,
+               .conns = 32,
+               .accounts = 20};
     for (int i = 1; i < argc; i++) {
         char *v = strchr(argv[i], '=');
         if (!v) {
@@ -328,16 +337,26 @@ int main(int argc, char **argv)
             return 2;
         }
         v++;
-        if (!strncmp(argv[i], "--game=", 7)) b.game_addr = v;
-        else if (!strncmp(argv[i], "--store=", 8)) b.store_addr = v;
-        else if (!strncmp(argv[i], "--metrics=", 10)) b.metrics_addr = v;
-        else if (!strncmp(argv[i], "--lexicon=", 10)) b.lexicon = v;
-        else if (!strncmp(argv[i], "--pid=", 6)) b.pid = atoi(v);
-        else if (!strncmp(argv[i], "--games=", 8)) b.ngames = atoi(v);
-        else if (!strncmp(argv[i], "--rate=", 7)) b.rate = atoi(v);
-        else if (!strncmp(argv[i], "--duration=", 11)) b.duration_s = atoi(v);
-        else if (!strncmp(argv[i], "--conns=", 8)) b.conns = atoi(v);
-        else if (!strncmp(argv[i], "--accounts=", 11)) b.accounts = atoi(v);
+        if (!strncmp(argv[i], "--game=", 7))
+            b.game_addr = v;
+        else if (!strncmp(argv[i], "--store=", 8))
+            b.store_addr = v;
+        else if (!strncmp(argv[i], "--metrics=", 10))
+            b.metrics_addr = v;
+        else if (!strncmp(argv[i], "--lexicon=", 10))
+            b.lexicon = v;
+        else if (!strncmp(argv[i], "--pid=", 6))
+            b.pid = atoi(v);
+        else if (!strncmp(argv[i], "--games=", 8))
+            b.ngames = atoi(v);
+        else if (!strncmp(argv[i], "--rate=", 7))
+            b.rate = atoi(v);
+        else if (!strncmp(argv[i], "--duration=", 11))
+            b.duration_s = atoi(v);
+        else if (!strncmp(argv[i], "--conns=", 8))
+            b.conns = atoi(v);
+        else if (!strncmp(argv[i], "--accounts=", 11))
+            b.accounts = atoi(v);
         else {
             fprintf(stderr, "evaluate-bench: unknown option %s\n", argv[i]);
             return 2;

@@ -36,14 +36,14 @@ enum { GAME_ENTRY_LOADING = 0, GAME_ENTRY_READY, GAME_ENTRY_DEAD };
 
 typedef struct game_entry {
     int64_t game_id;
-    pthread_mutex_t mu;  /* guards everything below but the cache-owned part */
-    int phase;           /* GAME_ENTRY_* */
-    bool committing;     /* a CommitMove is in flight: turns wait */
-    bool stale;          /* a commit failed: reload from the store before the next turn */
-    bool reloading;      /* that reload is in flight: turns wait, reads go on */
-    bool announced;      /* GAME_STARTED already published by this process */
+    pthread_mutex_t mu; /* guards everything below but the cache-owned part */
+    int phase;          /* GAME_ENTRY_* */
+    bool committing;    /* a CommitMove is in flight: turns wait */
+    bool stale;         /* a commit failed: reload from the store before the next turn */
+    bool reloading;     /* that reload is in flight: turns wait, reads go on */
+    bool announced;     /* GAME_STARTED already published by this process */
     game_state g;
-    game_move *moves;    /* history: moves[i].seq == i + 1; malloc'd, cache frees */
+    game_move *moves; /* history: moves[i].seq == i + 1; malloc'd, cache frees */
     size_t nmoves, cap;
     char lexicon[32];
     int64_t invitation_id;

@@ -34,9 +34,9 @@ struct game_events {
     pthread_t thread;
     char host[128];
     int port;
-    redisContext *rc;          /* publisher thread only */
-    int64_t next_connect_ms;   /* publisher thread only: reconnect backoff */
-    bool down_logged;          /* publisher thread only: one warning per outage */
+    redisContext *rc;        /* publisher thread only */
+    int64_t next_connect_ms; /* publisher thread only: reconnect backoff */
+    bool down_logged;        /* publisher thread only: one warning per outage */
     atomic_uint_fast64_t published;
     metric *m_published, *m_dropped;
 };
@@ -178,8 +178,7 @@ static void *ev__main(void *arg)
     return NULL;
 }
 
-game_events *game_events_start(const char *host, int port, int queue_limit,
-                               metrics_registry *reg)
+game_events *game_events_start(const char *host, int port, int queue_limit, metrics_registry *reg)
 {
     game_events *ev = calloc(1, sizeof *ev);
     if (!ev)
@@ -190,10 +189,11 @@ game_events *game_events_start(const char *host, int port, int queue_limit,
     ev->port = port;
     ev->limit = queue_limit > 0 ? queue_limit : 100000;
     if (reg) {
-        ev->m_published = metrics_counter(reg, "game_events_published_total", NULL,
-                                          "Events published to Redis");
-        ev->m_dropped = metrics_counter(reg, "game_events_dropped_total", NULL,
-                                        "Events and draft deletions dropped (Redis down or queue full)");
+        ev->m_published =
+            metrics_counter(reg, "game_events_published_total", NULL, "Events published to Redis");
+        ev->m_dropped =
+            metrics_counter(reg, "game_events_dropped_total", NULL,
+                            "Events and draft deletions dropped (Redis down or queue full)");
     }
     if (pthread_create(&ev->thread, NULL, ev__main, ev) != 0) {
         pthread_cond_destroy(&ev->cv);
@@ -220,4 +220,7 @@ void game_events_stop(game_events *ev)
     free(ev);
 }
 
-uint64_t game_events_published(game_events *ev) { return atomic_load(&ev->published); }
+uint64_t game_events_published(game_events *ev)
+{
+    return atomic_load(&ev->published);
+}

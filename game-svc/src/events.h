@@ -20,8 +20,7 @@ typedef struct game_events game_events;
 
 /* Starts the publisher thread for Redis at host:port. NULL on error.
  * Free with game_events_stop. */
-game_events *game_events_start(const char *host, int port, int queue_limit,
-                               metrics_registry *reg);
+game_events *game_events_start(const char *host, int port, int queue_limit, metrics_registry *reg);
 /* Flushes what it can within ~1 s, stops the thread, frees everything. */
 void game_events_stop(game_events *ev);
 

@@ -49,8 +49,8 @@ static game_op *game__dequeue(game_entry *e)
 
 /* What to do once e->mu is dropped. */
 typedef struct game__after {
-    game_op *posts;   /* ops whose post step runs next (each holds a ref) */
-    int releases;     /* refs of finished ops to drop */
+    game_op *posts; /* ops whose post step runs next (each holds a ref) */
+    int releases;   /* refs of finished ops to drop */
 } game__after;
 
 static void game__run_one(game_svc *svc, game_entry *e, game_op *op, game__after *af)
@@ -129,11 +129,11 @@ static void game__load_start(game_svc *svc, game_entry *e, bool reload)
     ld->reload = reload;
     if (game_store_call(&svc->store, GAME_STORE_LOAD_GAME, &ref.base, NULL, game__load_done, ld) !=
         RPC_OK) {
-        rpc_status_set(&st, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed to start");
+        rpc_status_set(&st, GRPC_STATUS_UNAVAILABLE, "unavailable",
+                       "store-svc call failed to start");
         game__load_done(ld, &st, NULL);
     }
 }
-
 
 /* Converts a stored move to the compact form replay takes. */
 static void game__move_from_proto(const Scrabble__V1__Move *pm, game_move *m)
@@ -164,8 +164,8 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     const solver_lexicon *lex = game_lexicons_get(&svc->lexicons, lexname);
     game_rules_error err;
     if (!lex) {
-        rpc_status_set(st, GRPC_STATUS_INTERNAL, "lexicon_unavailable", "lexicon %s is not available",
-                       lexname);
+        rpc_status_set(st, GRPC_STATUS_INTERNAL, "lexicon_unavailable",
+                       "lexicon %s is not available", lexname);
         return -1;
     }
     if (game_rules_init(&e->g, lex, solver_dist_english(), rec->seed, (int)rec->n_seats) != 0) {
@@ -201,11 +201,12 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
         }
     }
     if (e->g.seq != rec->seq)
-        log_warn("replay_seq_mismatch", "game=%lld replayed=%lld stored=%lld", (long long)e->game_id,
-                 (long long)e->g.seq, (long long)rec->seq);
+        log_warn("replay_seq_mismatch", "game=%lld replayed=%lld stored=%lld",
+                 (long long)e->game_id, (long long)e->g.seq, (long long)rec->seq);
     for (size_t s = 0; s < rec->n_seats; s++) {
         const Scrabble__V1__Seat *seat = rec->seats[s];
-        if (seat->seat >= 0 && seat->seat < e->g.nseats && seat->score != e->g.seats[seat->seat].score)
+        if (seat->seat >= 0 && seat->seat < e->g.nseats &&
+            seat->score != e->g.seats[seat->seat].score)
             log_warn("replay_score_mismatch", "game=%lld seat=%d replayed=%d stored=%d",
                      (long long)e->game_id, seat->seat, e->g.seats[seat->seat].score, seat->score);
     }
@@ -508,7 +509,8 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
             return GAME_OP_DONE;
         }
         if (g->status != GAME_STATUS_ACTIVE) {
-            rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "game_over", "the game is over");
+            rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "game_over",
+                          "the game is over");
             return GAME_OP_DONE;
         }
         rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "stale_seq",
@@ -536,7 +538,8 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
     if (game_store_call(&svc->store, GAME_STORE_COMMIT_MOVE, &req->base, NULL, game__commit_done,
                         op) != RPC_OK) {
         e->committing = false;
-        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed to start");
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable",
+                      "store-svc call failed to start");
         return GAME_OP_DONE;
     }
     return GAME_OP_PENDING;

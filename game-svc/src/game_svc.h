@@ -87,17 +87,17 @@ typedef struct game_pending {
 /* One call about one game. Allocated in the call's arena: it dies with the
  * call, so nothing may touch it after the call is finished. */
 struct game_op {
-    game_op *next;           /* in the entry's wait queue / a post list */
+    game_op *next; /* in the entry's wait queue / a post list */
     game_op_run_fn run;
     game_op_post_fn post;
-    bool is_turn;            /* waits while a commit is in flight */
+    bool is_turn; /* waits while a commit is in flight */
     game_svc *svc;
     rpc_call *call;
-    game_entry *entry;       /* holds one reference while queued or running */
+    game_entry *entry; /* holds one reference while queued or running */
     int64_t game_id;
     int64_t account_id;
     const ProtobufCMessage *req;
-    int seat;                /* the caller's seat, set by run */
+    int seat; /* the caller's seat, set by run */
 
     /* Turns. */
     int64_t expected_seq;

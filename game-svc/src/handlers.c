@@ -394,8 +394,8 @@ static int handlers__nudge_run(game_svc *svc, game_entry *e, game_op *op)
     ev.at_ms = now;
     int64_t target = g->seats[g->to_move].account_id;
     game_events_publish(svc->events, target, &ev);
-    Scrabble__V1__NudgeReply *rep = RPC_ARENA_MSG(rpc_call_arena(op->call), Scrabble__V1__NudgeReply,
-                                                  scrabble__v1__nudge_reply__init);
+    Scrabble__V1__NudgeReply *rep = RPC_ARENA_MSG(
+        rpc_call_arena(op->call), Scrabble__V1__NudgeReply, scrabble__v1__nudge_reply__init);
     rep->account_id = target;
     rpc_call_reply(op->call, &rep->base);
     return GAME_OP_DONE;
@@ -441,8 +441,8 @@ static long handlers__utf8_len(const char *s)
                 return -1;
             cp = (cp << 6) | (*p & 0x3f);
         }
-        if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) ||
-            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) ||
+            (extra == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
             return -1;
         n++;
     }
@@ -496,7 +496,8 @@ static void handlers_send_chat(rpc_call *call, const ProtobufCMessage *req, void
     for (const char *p = text; *p && blank; p++)
         blank = *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r';
     if (n < 0)
-        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "chat text is not valid UTF-8");
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8",
+                      "chat text is not valid UTF-8");
     else if (n == 0 || blank)
         rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "empty", "chat text is empty");
     else if (n > HANDLERS__CHAT_MAX)
@@ -550,9 +551,11 @@ static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
 static void handlers__create_done(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     game_op *op = arg;
-    if (st->code == GRPC_STATUS_FAILED_PRECONDITION && strcmp(st->reason, "invitation_pending") == 0) {
+    if (st->code == GRPC_STATUS_FAILED_PRECONDITION &&
+        strcmp(st->reason, "invitation_pending") == 0) {
         /* game.proto names one token for "not every invitee has accepted". */
-        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "invitation_closed", "%s", st->message);
+        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "invitation_closed", "%s",
+                      st->message);
         return;
     }
     if (st->code != GRPC_STATUS_OK) {
@@ -590,7 +593,8 @@ static void handlers__create_done(void *arg, const rpc_status *st, ProtobufCMess
         if (gs)
             rpc_call_reply(op->call, &gs->base);
         else
-            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
+                          "out of memory");
     }
     free(tmp->moves);
     free(tmp);
@@ -604,7 +608,8 @@ static void handlers_create_game(rpc_call *call, const ProtobufCMessage *req, vo
     if (!op)
         return;
     if (r->invitation_id <= 0) {
-        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "invitation_id is required");
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "invitation_id is required");
         return;
     }
     Scrabble__V1__StoreCreateGameRequest sreq = SCRABBLE__V1__STORE_CREATE_GAME_REQUEST__INIT;

@@ -70,12 +70,15 @@ int main(int argc, char **argv)
         goto out;
     }
     if (reg) {
-        svc.m_evaluate = metrics_counter(reg, "game_evaluate_total", NULL, "Evaluate calls answered");
+        svc.m_evaluate =
+            metrics_counter(reg, "game_evaluate_total", NULL, "Evaluate calls answered");
         svc.m_turns = metrics_counter(reg, "game_turns_committed_total", NULL, "Turns committed");
-        svc.m_cache_entries = metrics_gauge(reg, "game_cache_entries", NULL, "Games resident in the cache");
-        svc.m_cache_bytes = metrics_gauge(reg, "game_cache_bytes", NULL, "Bytes accounted to cached games");
-        svc.m_cache_misses = metrics_counter(reg, "game_cache_misses_total", NULL,
-                                             "Cold loads from store-svc");
+        svc.m_cache_entries =
+            metrics_gauge(reg, "game_cache_entries", NULL, "Games resident in the cache");
+        svc.m_cache_bytes =
+            metrics_gauge(reg, "game_cache_bytes", NULL, "Bytes accounted to cached games");
+        svc.m_cache_misses =
+            metrics_counter(reg, "game_cache_misses_total", NULL, "Cold loads from store-svc");
     }
     if (rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {
         log_error("start_failed", "reason=add_service");

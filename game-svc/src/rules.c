@@ -143,8 +143,8 @@ static int rules__play(const game_state *g, const game_turn *t, game_state *next
     return GAME_RULES_OK;
 }
 
-static int rules__exchange(const game_state *g, const game_turn *t, game_state *next,
-                           game_move *mv, game_rules_error *err)
+static int rules__exchange(const game_state *g, const game_turn *t, game_state *next, game_move *mv,
+                           game_rules_error *err)
 {
     game_seat *me = &next->seats[t->seat];
     size_t n = t->tiles ? strlen(t->tiles) : 0;
@@ -192,8 +192,8 @@ int game_rules_turn(const game_state *g, const game_turn *t, int64_t at_ms, game
     if (t->seat < 0 || t->seat >= g->nseats)
         return rules__fail(err, GAME_RULES_BAD_REQUEST, "not_a_player", "no such seat");
     if (t->kind != GAME_MOVE_RESIGN && t->seat != g->to_move)
-        return rules__fail(err, GAME_RULES_NOT_YOUR_TURN, "not_your_turn",
-                           "it is seat %d's turn", g->to_move);
+        return rules__fail(err, GAME_RULES_NOT_YOUR_TURN, "not_your_turn", "it is seat %d's turn",
+                           g->to_move);
 
     *next = *g;
     memset(mv, 0, sizeof *mv);

@@ -45,11 +45,11 @@ enum { GAME_MOVE_PLAY = 1, GAME_MOVE_PASS = 2, GAME_MOVE_EXCHANGE = 3, GAME_MOVE
 /* Return codes of game_rules_turn. Each maps to one gRPC status + reason. */
 enum {
     GAME_RULES_OK = 0,
-    GAME_RULES_ILLEGAL,        /* INVALID_ARGUMENT illegal_play:<why> */
-    GAME_RULES_NOT_YOUR_TURN,  /* FAILED_PRECONDITION not_your_turn */
-    GAME_RULES_GAME_OVER,      /* FAILED_PRECONDITION game_over */
-    GAME_RULES_BAG_TOO_SMALL,  /* FAILED_PRECONDITION bag_too_small */
-    GAME_RULES_BAD_REQUEST,    /* INVALID_ARGUMENT bad_request */
+    GAME_RULES_ILLEGAL,       /* INVALID_ARGUMENT illegal_play:<why> */
+    GAME_RULES_NOT_YOUR_TURN, /* FAILED_PRECONDITION not_your_turn */
+    GAME_RULES_GAME_OVER,     /* FAILED_PRECONDITION game_over */
+    GAME_RULES_BAG_TOO_SMALL, /* FAILED_PRECONDITION bag_too_small */
+    GAME_RULES_BAD_REQUEST,   /* INVALID_ARGUMENT bad_request */
 };
 
 /* One committed turn, compact (no heap): what GetHistory and replay need. */
@@ -58,14 +58,14 @@ typedef struct game_move {
     int64_t account_id;
     int64_t at_ms;
     int seat;
-    int kind;                 /* GAME_MOVE_* */
-    int score;                /* points of the move itself */
-    int nplaced;              /* PLAY: new tiles, in board order */
+    int kind;    /* GAME_MOVE_* */
+    int score;   /* points of the move itself */
+    int nplaced; /* PLAY: new tiles, in board order */
     solver_placement placed[SOLVER_RACK_MAX];
     char exchanged[SOLVER_RACK_MAX + 1]; /* EXCHANGE: tiles returned, '?' blank */
-    int nwords;               /* PLAY: main word first */
+    int nwords;                          /* PLAY: main word first */
     char words[SOLVER_MAX_WORDS][SOLVER_DIM + 1];
-    char notation[40];        /* "8D WORD", "PASS", "EXCH 3", "RESIGN" */
+    char notation[40]; /* "8D WORD", "PASS", "EXCH 3", "RESIGN" */
 } game_move;
 
 typedef struct game_seat {
@@ -83,31 +83,31 @@ typedef struct game_state {
     game_seat seats[GAME_MAX_SEATS];
     solver_board board;
     solver_bag bag;
-    int status;        /* GAME_STATUS_* */
-    int end_reason;    /* GAME_END_* */
+    int status;     /* GAME_STATUS_* */
+    int end_reason; /* GAME_END_* */
     int to_move;
-    int scoreless;     /* consecutive scoreless turns */
-    int64_t seq;       /* seq of the last committed move, 0 before any */
+    int scoreless; /* consecutive scoreless turns */
+    int64_t seq;   /* seq of the last committed move, 0 before any */
     int nwinners;
     int winners[GAME_MAX_SEATS];
     int resigned_seat; /* -1 unless ended by resignation */
     bool has_last;
-    game_move last;    /* the last committed move (idempotent retries) */
+    game_move last; /* the last committed move (idempotent retries) */
 } game_state;
 
 /* A turn request, as decoded from the wire. Pointers are borrowed. */
 typedef struct game_turn {
-    int kind;                       /* GAME_MOVE_* */
+    int kind; /* GAME_MOVE_* */
     int seat;
     const solver_placement *placed; /* PLAY */
     size_t nplaced;
-    const char *tiles;              /* EXCHANGE: e.g. "QV?" */
+    const char *tiles; /* EXCHANGE: e.g. "QV?" */
 } game_turn;
 
 typedef struct game_rules_error {
-    int code;            /* GAME_RULES_* */
-    char reason[64];     /* stable token, e.g. "illegal_play:gap" */
-    char message[192];   /* human story naming the word or square */
+    int code;          /* GAME_RULES_* */
+    char reason[64];   /* stable token, e.g. "illegal_play:gap" */
+    char message[192]; /* human story naming the word or square */
 } game_rules_error;
 
 /* Starts a game: fresh board, bag from seed, racks dealt in seat order.
@@ -120,8 +120,8 @@ int game_rules_init(game_state *g, const solver_lexicon *lex, const solver_dist 
  * alias g) and the committed move into *move (seq, seat, account, at_ms set).
  * Turn-order, game-over and legality are checked here; expected_seq is the
  * caller's business. Returns GAME_RULES_OK or an error code with *err set. */
-int game_rules_turn(const game_state *g, const game_turn *t, int64_t at_ms,
-                    game_state *next, game_move *move, game_rules_error *err);
+int game_rules_turn(const game_state *g, const game_turn *t, int64_t at_ms, game_state *next,
+                    game_move *move, game_rules_error *err);
 
 /* Validation and score of a tentative placement against the board and the
  * seat's rack (out of turn allowed). Returns res->reason. */

@@ -57,6 +57,6 @@ int game_store_call(game_store *st, int method, const ProtobufCMessage *req, rpc
     rpc_client_opts opts = {.timeout_ms = st->timeout_ms, .arena = arena};
     if (st->calls[method])
         metric_add(st->calls[method], 1);
-    return rpc_client_unary(st->ch, store__methods[method].path, req,
-                            store__methods[method].reply, &opts, cb, arg);
+    return rpc_client_unary(st->ch, store__methods[method].path, req, store__methods[method].reply,
+                            &opts, cb, arg);
 }

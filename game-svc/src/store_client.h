@@ -19,8 +19,8 @@ enum {
 };
 
 typedef struct game_store {
-    rpc_channel *ch;                      /* owned */
-    metric *calls[GAME_STORE_NMETHODS];   /* owned by the registry */
+    rpc_channel *ch;                    /* owned */
+    metric *calls[GAME_STORE_NMETHODS]; /* owned by the registry */
     int64_t timeout_ms;
 } game_store;
 

@@ -79,23 +79,27 @@ void gw_acc_get_profile(gw_req *r)
 {
     const Scrabble__V1__GetProfileRequest *in = (const Scrabble__V1__GetProfileRequest *)r->msg;
     if (in->account_id < 0) {
-        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "account_id must not be negative");
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "account_id must not be negative");
         return;
     }
-    Scrabble__V1__GetProfileRequest *q = RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__GetProfileRequest,
-                                                       scrabble__v1__get_profile_request__init);
+    Scrabble__V1__GetProfileRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__GetProfileRequest,
+                      scrabble__v1__get_profile_request__init);
     if (gw_acc__oom(r, q))
         return;
     q->account_id = in->account_id;
     q->handle = in->handle;
     if (in->account_id == 0 && (!in->handle || !in->handle[0]))
         q->account_id = r->who.account_id;
-    gw_acc__store(r, GW_STORE(GetAccount), &q->base, &scrabble__v1__profile__descriptor, gw_acc__relay);
+    gw_acc__store(r, GW_STORE(GetAccount), &q->base, &scrabble__v1__profile__descriptor,
+                  gw_acc__relay);
 }
 
 void gw_acc_update_profile(gw_req *r)
 {
-    const Scrabble__V1__UpdateProfileRequest *in = (const Scrabble__V1__UpdateProfileRequest *)r->msg;
+    const Scrabble__V1__UpdateProfileRequest *in =
+        (const Scrabble__V1__UpdateProfileRequest *)r->msg;
     Scrabble__V1__StoreUpdateProfileRequest *q =
         RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__StoreUpdateProfileRequest,
                       scrabble__v1__store_update_profile_request__init);
@@ -104,18 +108,21 @@ void gw_acc_update_profile(gw_req *r)
     q->account_id = r->who.account_id;
     q->display_name = in->display_name;
     q->bio = in->bio;
-    gw_acc__store(r, GW_STORE(UpdateProfile), &q->base, &scrabble__v1__profile__descriptor, gw_acc__relay);
+    gw_acc__store(r, GW_STORE(UpdateProfile), &q->base, &scrabble__v1__profile__descriptor,
+                  gw_acc__relay);
 }
 
 void gw_acc_get_stats(gw_req *r)
 {
     const Scrabble__V1__GetStatsRequest *in = (const Scrabble__V1__GetStatsRequest *)r->msg;
     if (in->account_id < 0) {
-        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "account_id must not be negative");
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "account_id must not be negative");
         return;
     }
-    Scrabble__V1__GetStatsRequest *q = RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__GetStatsRequest,
-                                                     scrabble__v1__get_stats_request__init);
+    Scrabble__V1__GetStatsRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__GetStatsRequest,
+                      scrabble__v1__get_stats_request__init);
     if (gw_acc__oom(r, q))
         return;
     q->account_id = in->account_id ? in->account_id : r->who.account_id;
@@ -155,7 +162,8 @@ void gw_acc_invite(gw_req *r)
 {
     const Scrabble__V1__InviteRequest *in = (const Scrabble__V1__InviteRequest *)r->msg;
     if (in->n_invitee_handles < 1 || in->n_invitee_handles > 3) {
-        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_seats", "invite 1 to 3 other players");
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_seats",
+                      "invite 1 to 3 other players");
         return;
     }
     Scrabble__V1__CreateInvitationRequest *q =
@@ -186,8 +194,8 @@ static void gw_acc__game_created(void *arg, const rpc_status *st, ProtobufCMessa
 
 static bool gw_acc__all_accepted(const Scrabble__V1__Invitation *inv)
 {
-    if (inv->status != SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN || inv->game_id != 0 ||
-        inv->n_seats < 2)
+    if (inv->status != SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN ||
+        inv->game_id != 0 || inv->n_seats < 2)
         return false;
     /* Seat 0 is the inviter, who accepted by inviting; store may record
      * that seat's answer either way. */
@@ -214,8 +222,9 @@ static void gw_acc__responded(void *arg, const rpc_status *st, ProtobufCMessage 
         rpc_call_reply(r->call, reply);
         return;
     }
-    Scrabble__V1__CreateGameRequest *q = RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__CreateGameRequest,
-                                                       scrabble__v1__create_game_request__init);
+    Scrabble__V1__CreateGameRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__CreateGameRequest,
+                      scrabble__v1__create_game_request__init);
     if (gw_acc__oom(r, q))
         return;
     q->invitation_id = inv->invitation_id;
@@ -224,15 +233,18 @@ static void gw_acc__responded(void *arg, const rpc_status *st, ProtobufCMessage 
     int owner = gw_route_pick(inv->invitation_id, gw->game_hash, (size_t)gw->ngames);
     rpc_client_opts o = gw_downstream_opts(r);
     if (rpc_client_unary(gw->games[owner], "/scrabble.v1.Game/CreateGame", &q->base,
-                         &scrabble__v1__game_state__descriptor, &o, gw_acc__game_created, r) != RPC_OK)
+                         &scrabble__v1__game_state__descriptor, &o, gw_acc__game_created,
+                         r) != RPC_OK)
         rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "game service unreachable");
 }
 
 void gw_acc_respond_invitation(gw_req *r)
 {
-    const Scrabble__V1__RespondInvitationRequest *in = (const Scrabble__V1__RespondInvitationRequest *)r->msg;
+    const Scrabble__V1__RespondInvitationRequest *in =
+        (const Scrabble__V1__RespondInvitationRequest *)r->msg;
     if (in->invitation_id <= 0) {
-        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "invitation_id must be positive");
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "invitation_id must be positive");
         return;
     }
     Scrabble__V1__StoreRespondInvitationRequest *q =
@@ -249,13 +261,13 @@ void gw_acc_respond_invitation(gw_req *r)
 
 void gw_acc_list_invitations(gw_req *r)
 {
-    Scrabble__V1__AccountRef *q =
-        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__AccountRef, scrabble__v1__account_ref__init);
+    Scrabble__V1__AccountRef *q = RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__AccountRef,
+                                                scrabble__v1__account_ref__init);
     if (gw_acc__oom(r, q))
         return;
     q->account_id = r->who.account_id;
-    gw_acc__store(r, GW_STORE(ListInvitations), &q->base, &scrabble__v1__list_invitations_reply__descriptor,
-                  gw_acc__relay);
+    gw_acc__store(r, GW_STORE(ListInvitations), &q->base,
+                  &scrabble__v1__list_invitations_reply__descriptor, gw_acc__relay);
 }
 
 /* ---- games list -------------------------------------------------- */
@@ -264,7 +276,8 @@ void gw_acc_list_games(gw_req *r)
 {
     const Scrabble__V1__ListGamesRequest *in = (const Scrabble__V1__ListGamesRequest *)r->msg;
     if (in->page_size < 0 || in->page_size > 100) {
-        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "page_size must be 0..100");
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "page_size must be 0..100");
         return;
     }
     if ((int)in->status < 0 || in->status > SCRABBLE__V1__GAME_STATUS__GAME_STATUS_FINISHED) {

@@ -28,7 +28,7 @@ void gw_auth_remember(gw_ctx *gw, const char *token, int64_t account_id, const c
 {
     if (!token || account_id <= 0)
         return;
-    gw_identity id = { .account_id = account_id };
+    gw_identity id = {.account_id = account_id};
     snprintf(id.handle, sizeof id.handle, "%s", handle ? handle : "");
     int64_t until = gw_now_ms() + gw->cfg.auth_ttl_ms;
     if (expires_at_ms > 0 && expires_at_ms < until)
@@ -54,14 +54,14 @@ static void gw_auth__resolved(void *arg, const rpc_status *st, ProtobufCMessage 
             return;
         }
         gw_auth_remember(gw, token, si->account_id, si->handle, si->expires_at_ms);
-        gw_identity id = { .account_id = si->account_id };
+        gw_identity id = {.account_id = si->account_id};
         snprintf(id.handle, sizeof id.handle, "%s", si->handle ? si->handle : "");
         gw_auth__set_identity(r, &id);
         r->next(r);
         return;
     }
     if (st->code == GRPC_STATUS_UNAUTHENTICATED || st->code == GRPC_STATUS_NOT_FOUND) {
-        gw_identity bad = { .account_id = 0 };
+        gw_identity bad = {.account_id = 0};
         if (gw->cfg.auth_negative_ttl_ms > 0)
             gw_authcache_put(gw->auth, token, strlen(token), &bad,
                              gw_now_ms() + gw->cfg.auth_negative_ttl_ms);
@@ -120,8 +120,8 @@ void gw_auth_begin(gw_req *r, gw_action next)
     }
     metric_add(gw->m.auth_miss, 1);
     rpc_arena *a = rpc_call_arena(r->call);
-    Scrabble__V1__ResolveSessionRequest *req =
-        RPC_ARENA_MSG(a, Scrabble__V1__ResolveSessionRequest, scrabble__v1__resolve_session_request__init);
+    Scrabble__V1__ResolveSessionRequest *req = RPC_ARENA_MSG(
+        a, Scrabble__V1__ResolveSessionRequest, scrabble__v1__resolve_session_request__init);
     char *token = rpc_arena_strndup(a, tok, tlen);
     if (!req || !token) {
         rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
@@ -132,6 +132,7 @@ void gw_auth_begin(gw_req *r, gw_action next)
     r->next = next;
     rpc_client_opts o = gw_downstream_opts(r); /* no identity yet: md_count 0 */
     if (rpc_client_unary(gw->store, "/scrabble.v1.Store/ResolveSession", &req->base,
-                         &scrabble__v1__session_info__descriptor, &o, gw_auth__resolved, r) != RPC_OK)
+                         &scrabble__v1__session_info__descriptor, &o, gw_auth__resolved,
+                         r) != RPC_OK)
         rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "session store unreachable");
 }

@@ -10,7 +10,7 @@
 #define GW_AUTH_LOCKS 64 /* power of two; a set's lock is set index % LOCKS */
 
 typedef struct gw_auth_entry {
-    uint64_t hash;          /* 0: empty */
+    uint64_t hash; /* 0: empty */
     int64_t expires_at_ms;
     gw_identity id;
     uint8_t token_len;
@@ -18,7 +18,7 @@ typedef struct gw_auth_entry {
 } gw_auth_entry;
 
 struct gw_authcache {
-    size_t nsets; /* power of two */
+    size_t nsets;           /* power of two */
     gw_auth_entry *entries; /* nsets * GW_AUTH_WAYS */
     struct {
         pthread_mutex_t mu;
@@ -100,8 +100,8 @@ int gw_authcache_get(gw_authcache *c, const char *token, size_t token_len, int64
     return rc;
 }
 
-void gw_authcache_put(gw_authcache *c, const char *token, size_t token_len,
-                      const gw_identity *id, int64_t expires_at_ms)
+void gw_authcache_put(gw_authcache *c, const char *token, size_t token_len, const gw_identity *id,
+                      int64_t expires_at_ms)
 {
     if (token_len == 0 || token_len >= GW_AUTH_TOKEN_MAX)
         return;
@@ -117,7 +117,8 @@ void gw_authcache_put(gw_authcache *c, const char *token, size_t token_len,
             victim = e; /* refresh in place */
             break;
         }
-        if (!victim || e->hash == 0 || (victim->hash != 0 && e->expires_at_ms < victim->expires_at_ms))
+        if (!victim || e->hash == 0 ||
+            (victim->hash != 0 && e->expires_at_ms < victim->expires_at_ms))
             victim = e;
     }
     victim->hash = h;

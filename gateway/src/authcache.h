@@ -47,8 +47,8 @@ int gw_authcache_get(gw_authcache *c, const char *token, size_t token_len, int64
 /* Remembers token -> id until expires_at_ms (the caller bounds it by the
  * TTL and the session's own expiry). id->account_id 0 records a bad token.
  * Tokens longer than GW_AUTH_TOKEN_MAX-1 are not stored. */
-void gw_authcache_put(gw_authcache *c, const char *token, size_t token_len,
-                      const gw_identity *id, int64_t expires_at_ms);
+void gw_authcache_put(gw_authcache *c, const char *token, size_t token_len, const gw_identity *id,
+                      int64_t expires_at_ms);
 
 /* Live (unexpired) entries at now_ms; walks the table (tests, metrics). */
 size_t gw_authcache_count(gw_authcache *c, int64_t now_ms);

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define GW_OPT_INT(field, name, min, max, def, help) CFG_INT_OPT(gw_config, field, name, min, max, def, help)
-#define GW_OPT_DUR(field, name, min, max, def, help) CFG_DUR_OPT(gw_config, field, name, min, max, def, help)
+#define GW_OPT_INT(field, name, min, max, def, help)                                               \
+    CFG_INT_OPT(gw_config, field, name, min, max, def, help)
+#define GW_OPT_DUR(field, name, min, max, def, help)                                               \
+    CFG_DUR_OPT(gw_config, field, name, min, max, def, help)
 #define GW_OPT_STR(field, name, def, help) CFG_STR_OPT(gw_config, field, name, def, help)
 
 /* Rates are tokens per second per account; 0 turns a class's limit off.
@@ -21,17 +23,23 @@ static const cfg_option gw_options[] = {
     GW_OPT_STR(games, "games", "127.0.0.1:7100",
                "comma-separated game-svc targets; a game is owned by the rendezvous-hash winner"),
     GW_OPT_STR(redis, "redis", "127.0.0.1:56379", "Redis host:port for live events"),
-    GW_OPT_DUR(auth_ttl_ms, "auth-ttl", 1000, 3600000, "30s", "how long a resolved token is trusted"),
-    GW_OPT_DUR(auth_negative_ttl_ms, "auth-negative-ttl", 0, 600000, "2s",
-               "how long a rejected token is remembered (saves store calls under forged-token floods)"),
+    GW_OPT_DUR(auth_ttl_ms, "auth-ttl", 1000, 3600000, "30s",
+               "how long a resolved token is trusted"),
+    GW_OPT_DUR(
+        auth_negative_ttl_ms, "auth-negative-ttl", 0, 600000, "2s",
+        "how long a rejected token is remembered (saves store calls under forged-token floods)"),
     GW_OPT_INT(auth_cache_size, "auth-cache-size", 16, 10000000, "100000", "token cache entries"),
-    GW_OPT_INT(rate[GW_RATE_READ], "rate-read", 0, 1000000, "50", "reads per second per account (0: unlimited)"),
+    GW_OPT_INT(rate[GW_RATE_READ], "rate-read", 0, 1000000, "50",
+               "reads per second per account (0: unlimited)"),
     GW_OPT_INT(burst[GW_RATE_READ], "burst-read", 1, 1000000, "100", "read bucket size"),
-    GW_OPT_INT(rate[GW_RATE_WRITE], "rate-write", 0, 1000000, "20", "writes per second per account"),
+    GW_OPT_INT(rate[GW_RATE_WRITE], "rate-write", 0, 1000000, "20",
+               "writes per second per account"),
     GW_OPT_INT(burst[GW_RATE_WRITE], "burst-write", 1, 1000000, "40", "write bucket size"),
-    GW_OPT_INT(rate[GW_RATE_LIST], "rate-list", 0, 1000000, "2", "ListGames calls per second per account"),
+    GW_OPT_INT(rate[GW_RATE_LIST], "rate-list", 0, 1000000, "2",
+               "ListGames calls per second per account"),
     GW_OPT_INT(burst[GW_RATE_LIST], "burst-list", 1, 1000000, "5", "ListGames bucket size"),
-    GW_OPT_INT(rate[GW_RATE_LOOKUP], "rate-lookup", 0, 1000000, "2", "CheckWord calls per second per account"),
+    GW_OPT_INT(rate[GW_RATE_LOOKUP], "rate-lookup", 0, 1000000, "2",
+               "CheckWord calls per second per account"),
     GW_OPT_INT(burst[GW_RATE_LOOKUP], "burst-lookup", 1, 1000000, "10", "CheckWord bucket size"),
     GW_OPT_INT(ratelimit_accounts, "ratelimit-accounts", 64, 100000000, "1000000",
                "accounts the limiter tracks at once (idle ones are forgotten first)"),
@@ -41,7 +49,8 @@ static const cfg_option gw_options[] = {
                "open Subscribe streams per account"),
     GW_OPT_DUR(downstream_timeout_ms, "downstream-timeout", 10, 600000, "5s",
                "deadline of a downstream call (the client's own deadline wins when earlier)"),
-    GW_OPT_INT(publish_queue, "publish-queue", 16, 1000000, "10000", "events waiting to be published to Redis"),
+    GW_OPT_INT(publish_queue, "publish-queue", 16, 1000000, "10000",
+               "events waiting to be published to Redis"),
     GW_OPT_STR(log_level, "log-level", "info", "debug | info | warn | error | off"),
 };
 
@@ -50,10 +59,11 @@ int gw_config_load(gw_config *cfg, int argc, char **argv, char *err, size_t errl
     memset(cfg, 0, sizeof(*cfg));
     rpc_server_config_defaults(&cfg->rpc, 7000, 9000);
     const cfg_table tables[] = {
-        { rpc_server_cfg_options, rpc_server_cfg_options_count, &cfg->rpc },
-        { gw_options, sizeof(gw_options) / sizeof(gw_options[0]), cfg },
+        {rpc_server_cfg_options, rpc_server_cfg_options_count, &cfg->rpc},
+        {gw_options, sizeof(gw_options) / sizeof(gw_options[0]), cfg},
     };
-    int rc = cfg_load(tables, 2, "SCRABBLE_GATEWAY_", "gateway", argc, argv, 1, NULL, NULL, err, errlen);
+    int rc =
+        cfg_load(tables, 2, "SCRABBLE_GATEWAY_", "gateway", argc, argv, 1, NULL, NULL, err, errlen);
     if (rc == CFG_HELP)
         return GW_CFG_HELP;
     if (rc != CFG_OK)

@@ -13,18 +13,18 @@
 
 typedef struct gw_config {
     rpc_server_config rpc;
-    char store[256];            /* store-svc target */
-    char games[2048];           /* comma-separated game-svc targets */
-    char redis[256];            /* host:port */
-    int auth_ttl_ms;            /* positive cache entries live this long */
-    int auth_negative_ttl_ms;   /* rejected tokens are remembered this long */
-    int auth_cache_size;        /* entries */
-    int rate[4], burst[4];      /* by gw_rate_class */
-    int ratelimit_accounts;     /* accounts tracked by the limiter */
-    int subscriber_queue;       /* events queued per Subscribe stream */
+    char store[256];          /* store-svc target */
+    char games[2048];         /* comma-separated game-svc targets */
+    char redis[256];          /* host:port */
+    int auth_ttl_ms;          /* positive cache entries live this long */
+    int auth_negative_ttl_ms; /* rejected tokens are remembered this long */
+    int auth_cache_size;      /* entries */
+    int rate[4], burst[4];    /* by gw_rate_class */
+    int ratelimit_accounts;   /* accounts tracked by the limiter */
+    int subscriber_queue;     /* events queued per Subscribe stream */
     int max_streams_per_account;
     int downstream_timeout_ms;
-    int publish_queue;          /* INVITATION events waiting for Redis */
+    int publish_queue; /* INVITATION events waiting for Redis */
     char log_level[16];
 } gw_config;
 

@@ -86,11 +86,11 @@ static void gw_edge__dispatch(gw_ctx *gw, rpc_call *call, const ProtobufCMessage
 
 /* One thin handler per method: the runtime's handler signature carries no
  * method, and a static descriptor costs nothing per call. */
-#define GW_METHOD(Name, auth, cls, action, downstream)                                  \
-    static void gw_edge__##Name(rpc_call *call, const ProtobufCMessage *msg, void *svc) \
-    {                                                                                   \
-        static const gw_method m = { #Name, auth, cls, action, downstream };            \
-        gw_edge__dispatch(svc, call, msg, &m);                                          \
+#define GW_METHOD(Name, auth, cls, action, downstream)                                             \
+    static void gw_edge__##Name(rpc_call *call, const ProtobufCMessage *msg, void *svc)            \
+    {                                                                                              \
+        static const gw_method m = {#Name, auth, cls, action, downstream};                         \
+        gw_edge__dispatch(svc, call, msg, &m);                                                     \
     }
 
 GW_METHOD(Register, false, GW_RATE_WRITE, gw_acc_register, NULL)
@@ -117,18 +117,26 @@ GW_METHOD(SendChat, true, GW_RATE_WRITE, gw_forward_game, GW_GAME(SendChat))
 GW_METHOD(ListChat, true, GW_RATE_READ, gw_forward_game, GW_GAME(ListChat))
 GW_METHOD(Subscribe, true, GW_RATE_READ, gw_subscribe, NULL)
 
-#define GW_IMPL(Name) { #Name, gw_edge__##Name }
+#define GW_IMPL(Name)                                                                              \
+    {                                                                                              \
+#Name, gw_edge__##Name                                                                     \
+    }
 
 int gw_edge_register(gw_ctx *gw)
 {
     static const rpc_method_impl impls[] = {
-        GW_IMPL(Register), GW_IMPL(Login), GW_IMPL(GetProfile), GW_IMPL(UpdateProfile),
-        GW_IMPL(GetStats), GW_IMPL(Invite), GW_IMPL(RespondInvitation), GW_IMPL(ListInvitations),
-        GW_IMPL(ListGames), GW_IMPL(GetState), GW_IMPL(GetHistory), GW_IMPL(Evaluate),
-        GW_IMPL(SubmitPlay), GW_IMPL(Pass), GW_IMPL(Exchange), GW_IMPL(Resign),
-        GW_IMPL(SaveDraft), GW_IMPL(GetDraft), GW_IMPL(CheckWord), GW_IMPL(Nudge),
-        GW_IMPL(SendChat), GW_IMPL(ListChat), GW_IMPL(Subscribe),
-        { NULL, NULL },
+        GW_IMPL(Register),          GW_IMPL(Login),
+        GW_IMPL(GetProfile),        GW_IMPL(UpdateProfile),
+        GW_IMPL(GetStats),          GW_IMPL(Invite),
+        GW_IMPL(RespondInvitation), GW_IMPL(ListInvitations),
+        GW_IMPL(ListGames),         GW_IMPL(GetState),
+        GW_IMPL(GetHistory),        GW_IMPL(Evaluate),
+        GW_IMPL(SubmitPlay),        GW_IMPL(Pass),
+        GW_IMPL(Exchange),          GW_IMPL(Resign),
+        GW_IMPL(SaveDraft),         GW_IMPL(GetDraft),
+        GW_IMPL(CheckWord),         GW_IMPL(Nudge),
+        GW_IMPL(SendChat),          GW_IMPL(ListChat),
+        GW_IMPL(Subscribe),         {NULL, NULL},
     };
     return rpc_server_add_service(gw->server, &scrabble__v1__edge__descriptor, impls, gw);
 }

@@ -21,8 +21,8 @@ struct gw_events {
     gw_subs *subs;
     metric *delivered, *unrouted;
     pthread_t thread;
-    pthread_mutex_t mu;      /* guards ctx against the stopper */
-    redisContext *ctx;       /* the live connection, or NULL */
+    pthread_mutex_t mu; /* guards ctx against the stopper */
+    redisContext *ctx;  /* the live connection, or NULL */
     atomic_bool stopping;
     atomic_bool connected;
 };
@@ -42,14 +42,17 @@ int64_t gw_events_channel_account(const char *channel, size_t len)
     return v;
 }
 
-bool gw_events_connected(gw_events *ev) { return atomic_load(&ev->connected); }
+bool gw_events_connected(gw_events *ev)
+{
+    return atomic_load(&ev->connected);
+}
 
 static void gw_events__sleep_ms(gw_events *ev, int ms)
 {
     /* Sleep in slices so a stop is noticed promptly. */
     while (ms > 0 && !atomic_load(&ev->stopping)) {
         int step = ms > 50 ? 50 : ms;
-        struct timespec ts = { 0, step * 1000000L };
+        struct timespec ts = {0, step * 1000000L};
         nanosleep(&ts, NULL);
         ms -= step;
     }
@@ -58,15 +61,15 @@ static void gw_events__sleep_ms(gw_events *ev, int ms)
 static void gw_events__dispatch(gw_events *ev, const redisReply *r)
 {
     /* pmessage: ["pmessage", pattern, channel, payload] */
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 || r->element[2]->type != REDIS_REPLY_STRING ||
-        r->element[3]->type != REDIS_REPLY_STRING)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+        r->element[2]->type != REDIS_REPLY_STRING || r->element[3]->type != REDIS_REPLY_STRING)
         return;
     int64_t account = gw_events_channel_account(r->element[2]->str, r->element[2]->len);
     if (account <= 0)
         return;
     /* Decode once, check it is an Event, and let the stream re-pack it. */
-    Scrabble__V1__Event *e = scrabble__v1__event__unpack(NULL, r->element[3]->len,
-                                                         (const uint8_t *)r->element[3]->str);
+    Scrabble__V1__Event *e =
+        scrabble__v1__event__unpack(NULL, r->element[3]->len, (const uint8_t *)r->element[3]->str);
     if (!e) {
         log_warn("bad_event", "channel=%.*s bytes=%zu", (int)r->element[2]->len, r->element[2]->str,
                  (size_t)r->element[3]->len);
@@ -80,8 +83,8 @@ static void gw_events__dispatch(gw_events *ev, const redisReply *r)
         metric_add(ev->unrouted, 1);
     if (slow)
         log_info("slow_consumer", "account=%lld streams=%d", (long long)account, slow);
-    log_debug("event", "account=%lld type=%d game=%lld seq=%lld streams=%d", (long long)account, e->type,
-              (long long)e->game_id, (long long)e->seq, n);
+    log_debug("event", "account=%lld type=%d game=%lld seq=%lld streams=%d", (long long)account,
+              e->type, (long long)e->game_id, (long long)e->seq, n);
     scrabble__v1__event__free_unpacked(e, NULL);
 }
 
@@ -90,11 +93,11 @@ static void *gw_events__main(void *arg)
     gw_events *ev = arg;
     int backoff_ms = 100;
     while (!atomic_load(&ev->stopping)) {
-        struct timeval tv = { .tv_sec = 1, .tv_usec = 0 };
+        struct timeval tv = {.tv_sec = 1, .tv_usec = 0};
         redisContext *c = redisConnectWithTimeout(ev->host, ev->port, tv);
         if (!c || c->err) {
-            log_warn("redis_connect_failed", "role=subscriber addr=%s:%d err=\"%s\" retry_ms=%d", ev->host,
-                     ev->port, c ? c->errstr : "oom", backoff_ms);
+            log_warn("redis_connect_failed", "role=subscriber addr=%s:%d err=\"%s\" retry_ms=%d",
+                     ev->host, ev->port, c ? c->errstr : "oom", backoff_ms);
             if (c)
                 redisFree(c);
             gw_events__sleep_ms(ev, backoff_ms);
@@ -103,7 +106,7 @@ static void *gw_events__main(void *arg)
         }
         /* Blocking reads with no timeout: an idle pub/sub connection is
          * normal. The stopper wakes the read by shutting the socket down. */
-        struct timeval none = { 0, 0 };
+        struct timeval none = {0, 0};
         redisSetTimeout(c, none);
         pthread_mutex_lock(&ev->mu);
         ev->ctx = c;
@@ -142,7 +145,8 @@ static void *gw_events__main(void *arg)
     return NULL;
 }
 
-gw_events *gw_events_start(const char *redis_addr, gw_subs *subs, metric *delivered, metric *unrouted)
+gw_events *gw_events_start(const char *redis_addr, gw_subs *subs, metric *delivered,
+                           metric *unrouted)
 {
     gw_events *ev = calloc(1, sizeof(*ev));
     if (!ev)

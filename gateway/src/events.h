@@ -26,7 +26,8 @@ typedef struct gw_events gw_events;
 /* Starts the subscriber thread on redis_addr ("host:port"); it connects,
  * and reconnects with backoff (100 ms doubling to 5 s) for as long as it
  * runs. `delivered`, `unrouted` may be NULL. NULL on error. */
-gw_events *gw_events_start(const char *redis_addr, gw_subs *subs, metric *delivered, metric *unrouted);
+gw_events *gw_events_start(const char *redis_addr, gw_subs *subs, metric *delivered,
+                           metric *unrouted);
 /* Stops the thread (wakes its blocking read) and frees. */
 void gw_events_stop(gw_events *ev);
 /* true while subscribed (for health and tests). */

@@ -42,11 +42,11 @@ static void gw_forward__to(gw_req *r, int instance)
     rpc_client_opts o = gw_downstream_opts(r);
     o.arena = NULL;
     metric_add(gw->m.forwarded, 1);
-    if (rpc_client_raw(gw->games[instance], r->method->downstream, rpc_call_request_bytes(r->call), &o,
-                       gw_forward__done, r) != RPC_OK) {
+    if (rpc_client_raw(gw->games[instance], r->method->downstream, rpc_call_request_bytes(r->call),
+                       &o, gw_forward__done, r) != RPC_OK) {
         metric_add(gw->m.downstream_unavailable, 1);
-        rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "game service %s unreachable",
-                      gw->game_names[instance]);
+        rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable",
+                      "game service %s unreachable", gw->game_names[instance]);
     }
 }
 
@@ -54,7 +54,8 @@ void gw_forward_game(gw_req *r)
 {
     int64_t game_id = gw_forward__game_id(r->msg);
     if (game_id <= 0) {
-        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "game_id must be positive");
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "game_id must be positive");
         return;
     }
     gw_forward__to(r, gw_route_pick(game_id, r->gw->game_hash, (size_t)r->gw->ngames));

@@ -30,11 +30,11 @@ typedef void (*gw_action)(gw_req *r);
 
 /* One Edge method: how it is limited and what it does. Static tables. */
 typedef struct gw_method {
-    const char *name;        /* "GetState" */
+    const char *name; /* "GetState" */
     bool needs_auth;
     gw_rate_class cls;
     gw_action action;
-    const char *downstream;  /* full path of the downstream method, or NULL */
+    const char *downstream; /* full path of the downstream method, or NULL */
 } gw_method;
 
 /* The server context: everything the gateway owns, created in main and
@@ -70,9 +70,9 @@ struct gw_req {
     const gw_method *method;
     gw_identity who;
     char account_str[24];
-    rpc_metadata md[2];       /* scrabble-account-id, scrabble-handle */
-    gw_action next;           /* auth.c: what runs once authenticated */
-    void *step;               /* multi-step flows keep their state here */
+    rpc_metadata md[2]; /* scrabble-account-id, scrabble-handle */
+    gw_action next;     /* auth.c: what runs once authenticated */
+    void *step;         /* multi-step flows keep their state here */
 };
 
 /* edge.c: registers scrabble.v1.Edge on the server. Returns 0 or -1. */
@@ -87,8 +87,8 @@ void gw_auth_remember(gw_ctx *gw, const char *token, int64_t account_id, const c
                       int64_t expires_at_ms);
 
 /* forward.c */
-void gw_forward_game(gw_req *r);     /* by the request's game_id */
-void gw_forward_any(gw_req *r);      /* CheckWord: any live instance */
+void gw_forward_game(gw_req *r); /* by the request's game_id */
+void gw_forward_any(gw_req *r);  /* CheckWord: any live instance */
 
 /* accounts.c */
 void gw_acc_register(gw_req *r);

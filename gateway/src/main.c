@@ -41,7 +41,7 @@ static void *gw_watchdog__main(void *arg)
             metric_set(w->ready[i], ready);
         }
         for (int t = 0; t < 20 && !atomic_load(&w->stop); t++) {
-            struct timespec ts = { 0, 50 * 1000000L };
+            struct timespec ts = {0, 50 * 1000000L};
             nanosleep(&ts, NULL);
         }
     }
@@ -54,32 +54,37 @@ static void gw_metrics_init(gw_ctx *gw)
     for (int c = 0; c < GW_RATE_CLASSES; c++) {
         char labels[64];
         snprintf(labels, sizeof labels, "class=\"%s\"", gw_rate_class_name((gw_rate_class)c));
-        gw->m.rate_limited[c] =
-            metrics_counter(reg, "gateway_rate_limited_total", labels, "Calls rejected by the per-account limiter");
+        gw->m.rate_limited[c] = metrics_counter(reg, "gateway_rate_limited_total", labels,
+                                                "Calls rejected by the per-account limiter");
     }
-    gw->m.auth_hit = metrics_counter(reg, "gateway_auth_cache_hits_total", NULL, "Token lookups answered by the cache");
-    gw->m.auth_miss = metrics_counter(reg, "gateway_auth_cache_misses_total", NULL, "Token lookups sent to store-svc");
-    gw->m.auth_rejected = metrics_counter(reg, "gateway_auth_rejected_total", NULL, "Calls failed UNAUTHENTICATED");
-    gw->m.forwarded = metrics_counter(reg, "gateway_forwarded_total", NULL, "Game calls forwarded to game-svc");
-    gw->m.downstream_unavailable =
-        metrics_counter(reg, "gateway_downstream_unavailable_total", NULL, "Calls failed because a backend was down");
+    gw->m.auth_hit = metrics_counter(reg, "gateway_auth_cache_hits_total", NULL,
+                                     "Token lookups answered by the cache");
+    gw->m.auth_miss = metrics_counter(reg, "gateway_auth_cache_misses_total", NULL,
+                                      "Token lookups sent to store-svc");
+    gw->m.auth_rejected =
+        metrics_counter(reg, "gateway_auth_rejected_total", NULL, "Calls failed UNAUTHENTICATED");
+    gw->m.forwarded =
+        metrics_counter(reg, "gateway_forwarded_total", NULL, "Game calls forwarded to game-svc");
+    gw->m.downstream_unavailable = metrics_counter(reg, "gateway_downstream_unavailable_total",
+                                                   NULL, "Calls failed because a backend was down");
     gw->m.subscribers = metrics_gauge(reg, "gateway_subscribers", NULL, "Open Subscribe streams");
-    gw->m.events_delivered =
-        metrics_counter(reg, "gateway_events_delivered_total", NULL, "Events queued on Subscribe streams");
-    gw->m.events_unrouted =
-        metrics_counter(reg, "gateway_events_unrouted_total", NULL, "Events with no local subscriber");
-    gw->m.slow_consumers =
-        metrics_counter(reg, "gateway_slow_consumers_total", NULL, "Streams ended RESOURCE_EXHAUSTED slow_consumer");
-    gw->m.published = metrics_counter(reg, "gateway_events_published_total", NULL, "INVITATION events published");
-    gw->m.publish_dropped =
-        metrics_counter(reg, "gateway_events_publish_dropped_total", NULL, "Events not published (queue full or Redis down)");
+    gw->m.events_delivered = metrics_counter(reg, "gateway_events_delivered_total", NULL,
+                                             "Events queued on Subscribe streams");
+    gw->m.events_unrouted = metrics_counter(reg, "gateway_events_unrouted_total", NULL,
+                                            "Events with no local subscriber");
+    gw->m.slow_consumers = metrics_counter(reg, "gateway_slow_consumers_total", NULL,
+                                           "Streams ended RESOURCE_EXHAUSTED slow_consumer");
+    gw->m.published =
+        metrics_counter(reg, "gateway_events_published_total", NULL, "INVITATION events published");
+    gw->m.publish_dropped = metrics_counter(reg, "gateway_events_publish_dropped_total", NULL,
+                                            "Events not published (queue full or Redis down)");
 }
 
 int main(int argc, char **argv)
 {
     rpc_init();
     static gw_ctx gw; /* the server context; large, so not on the stack */
-    gw_watchdog wd = { .gw = &gw };
+    gw_watchdog wd = {.gw = &gw};
     char err[256];
     int status = 1;
     bool watchdog_started = false;
@@ -117,15 +122,16 @@ int main(int argc, char **argv)
     }
     gw.limiter = gw_ratelimit_create(rules, (size_t)gw.cfg.ratelimit_accounts);
     gw.auth = gw_authcache_create((size_t)gw.cfg.auth_cache_size);
-    gw.subs = gw_subs_create(gw.cfg.max_streams_per_account, NULL, gw.m.subscribers, gw.m.slow_consumers);
+    gw.subs =
+        gw_subs_create(gw.cfg.max_streams_per_account, NULL, gw.m.subscribers, gw.m.slow_consumers);
     if (!gw.limiter || !gw.auth || !gw.subs) {
         log_error("start_failed", "err=\"out of memory\"");
         goto fail;
     }
 
     /* One long-lived channel per downstream instance, opened now. */
-    rpc_channel_opts copts = { .max_message_bytes = gw.cfg.rpc.max_message_bytes,
-                                .tls = &gw.cfg.rpc.peer_tls };
+    rpc_channel_opts copts = {.max_message_bytes = gw.cfg.rpc.max_message_bytes,
+                              .tls = &gw.cfg.rpc.peer_tls};
     gw.store = rpc_channel_create(gw.cfg.store, &copts);
     gw.ngames = gw_config_game_targets(&gw.cfg, gw.game_names, GW_MAX_GAME_INSTANCES);
     for (int i = 0; i < gw.ngames; i++) {
@@ -142,11 +148,14 @@ int main(int argc, char **argv)
     metrics_registry *reg = rpc_server_metrics(gw.server);
     for (int i = 0; i <= gw.ngames; i++) {
         char labels[320];
-        snprintf(labels, sizeof labels, "target=\"%s\"", i < gw.ngames ? gw.game_names[i] : gw.cfg.store);
-        wd.ready[i] = metrics_gauge(reg, "gateway_downstream_ready", labels, "1 when the channel is READY");
+        snprintf(labels, sizeof labels, "target=\"%s\"",
+                 i < gw.ngames ? gw.game_names[i] : gw.cfg.store);
+        wd.ready[i] =
+            metrics_gauge(reg, "gateway_downstream_ready", labels, "1 when the channel is READY");
     }
 
-    gw.publisher = gw_publisher_start(gw.cfg.redis, gw.cfg.publish_queue, gw.m.published, gw.m.publish_dropped);
+    gw.publisher = gw_publisher_start(gw.cfg.redis, gw.cfg.publish_queue, gw.m.published,
+                                      gw.m.publish_dropped);
     gw.events = gw_events_start(gw.cfg.redis, gw.subs, gw.m.events_delivered, gw.m.events_unrouted);
     if (!gw.publisher || !gw.events) {
         log_error("start_failed", "err=\"bad --redis address '%s'\"", gw.cfg.redis);
@@ -167,8 +176,8 @@ int main(int argc, char **argv)
     }
     if (pthread_create(&wd.thread, NULL, gw_watchdog__main, &wd) == 0)
         watchdog_started = true;
-    log_info("started", "port=%d store=%s games=%s redis=%s workers=%d", port, gw.cfg.store, gw.cfg.games,
-             gw.cfg.redis, gw.cfg.rpc.workers);
+    log_info("started", "port=%d store=%s games=%s redis=%s workers=%d", port, gw.cfg.store,
+             gw.cfg.games, gw.cfg.redis, gw.cfg.rpc.workers);
     rpc_server_wait(gw.server);
     log_info("stopping", "subscribers=%zu", gw_subs_count(gw.subs));
     status = 0;

@@ -55,7 +55,7 @@ int gw_redis_addr(const char *addr, char *host, size_t hostlen, int *port)
 
 static redisContext *gw_pub__connect(gw_publisher *p)
 {
-    struct timeval tv = { .tv_sec = 1, .tv_usec = 0 };
+    struct timeval tv = {.tv_sec = 1, .tv_usec = 0};
     redisContext *c = redisConnectWithTimeout(p->host, p->port, tv);
     if (!c || c->err) {
         log_warn("redis_connect_failed", "role=publisher addr=%s:%d err=\"%s\"", p->host, p->port,
@@ -96,20 +96,21 @@ static void *gw_pub__main(void *arg)
         if (!c) {
             c = gw_pub__connect(p);
             if (!c && !stopping) {
-                struct timespec ts = { backoff_ms / 1000, (backoff_ms % 1000) * 1000000L };
+                struct timespec ts = {backoff_ms / 1000, (backoff_ms % 1000) * 1000000L};
                 nanosleep(&ts, NULL);
                 backoff_ms = backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2;
             }
         }
         bool ok = false;
         if (c) {
-            redisReply *rep = redisCommand(c, "PUBLISH ev:%lld %b", (long long)it->account_id, it->data, it->len);
+            redisReply *rep =
+                redisCommand(c, "PUBLISH ev:%lld %b", (long long)it->account_id, it->data, it->len);
             if (rep && rep->type != REDIS_REPLY_ERROR) {
                 ok = true;
                 backoff_ms = 100;
             } else {
-                log_warn("redis_publish_failed", "account=%lld err=\"%s\"", (long long)it->account_id,
-                         rep ? rep->str : c->errstr);
+                log_warn("redis_publish_failed", "account=%lld err=\"%s\"",
+                         (long long)it->account_id, rep ? rep->str : c->errstr);
             }
             if (rep)
                 freeReplyObject(rep);
@@ -126,7 +127,8 @@ static void *gw_pub__main(void *arg)
     return NULL;
 }
 
-gw_publisher *gw_publisher_start(const char *redis_addr, int max_queued, metric *published, metric *dropped)
+gw_publisher *gw_publisher_start(const char *redis_addr, int max_queued, metric *published,
+                                 metric *dropped)
 {
     gw_publisher *p = calloc(1, sizeof(*p));
     if (!p)

@@ -16,7 +16,8 @@ typedef struct gw_publisher gw_publisher;
 
 /* Starts the thread. `published` and `dropped` may be NULL. NULL on error.
  * Stop and free with gw_publisher_stop. */
-gw_publisher *gw_publisher_start(const char *redis_addr, int max_queued, metric *published, metric *dropped);
+gw_publisher *gw_publisher_start(const char *redis_addr, int max_queued, metric *published,
+                                 metric *dropped);
 /* Publishes what is queued (for up to a second), stops the thread, frees. */
 void gw_publisher_stop(gw_publisher *p);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GW_RL_SHARDS 64 /* power of two */
+#define GW_RL_SHARDS 64       /* power of two */
 #define GW_RL_SCALE 1000000LL /* tokens are held in millionths */
 
 typedef struct gw_rl_bucket {
@@ -25,8 +25,8 @@ typedef struct gw_rl_shard {
     gw_rl_entry *slots; /* capacity slots, linear probing */
     size_t capacity;    /* power of two */
     size_t count;
-    size_t max_count;   /* this shard's share of max_accounts */
-    char pad[64];       /* keep shards' locks on separate cache lines */
+    size_t max_count; /* this shard's share of max_accounts */
+    char pad[64];     /* keep shards' locks on separate cache lines */
 } gw_rl_shard;
 
 struct gw_ratelimit {
@@ -34,7 +34,7 @@ struct gw_ratelimit {
     gw_rl_shard shards[GW_RL_SHARDS];
 };
 
-static const char *const gw_rate_class_names[GW_RATE_CLASSES] = { "read", "write", "list", "lookup" };
+static const char *const gw_rate_class_names[GW_RATE_CLASSES] = {"read", "write", "list", "lookup"};
 
 const char *gw_rate_class_name(gw_rate_class cls)
 {

@@ -25,16 +25,16 @@
 #include <stdint.h>
 
 typedef enum gw_rate_class {
-    GW_RATE_READ = 0,   /* state, history, evaluate, profile, drafts read */
-    GW_RATE_WRITE,      /* turns, chat, nudge, drafts, invitations */
-    GW_RATE_LIST,       /* ListGames: strict */
-    GW_RATE_LOOKUP,     /* CheckWord: strict */
+    GW_RATE_READ = 0, /* state, history, evaluate, profile, drafts read */
+    GW_RATE_WRITE,    /* turns, chat, nudge, drafts, invitations */
+    GW_RATE_LIST,     /* ListGames: strict */
+    GW_RATE_LOOKUP,   /* CheckWord: strict */
     GW_RATE_CLASSES
 } gw_rate_class;
 
 typedef struct gw_rate_rule {
-    int rate;   /* tokens per second; 0: the class is not limited */
-    int burst;  /* bucket size (>= 1 when rate > 0) */
+    int rate;  /* tokens per second; 0: the class is not limited */
+    int burst; /* bucket size (>= 1 when rate > 0) */
 } gw_rate_rule;
 
 typedef struct gw_ratelimit gw_ratelimit;

@@ -14,8 +14,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define GW_SUBS_SHARDS 64       /* power of two */
-#define GW_SUBS_BUCKETS 4096    /* per shard, power of two */
+#define GW_SUBS_SHARDS 64    /* power of two */
+#define GW_SUBS_BUCKETS 4096 /* per shard, power of two */
 
 typedef struct gw_subs_shard {
     pthread_mutex_t mu;
@@ -29,7 +29,8 @@ struct gw_subs {
     gw_subs_shard shards[GW_SUBS_SHARDS];
 };
 
-static void gw_subs__finish_runtime(rpc_call *call, grpc_status_code code, const char *reason, const char *msg)
+static void gw_subs__finish_runtime(rpc_call *call, grpc_status_code code, const char *reason,
+                                    const char *msg)
 {
     rpc_call_finish(call, code, reason, "%s", msg);
 }
@@ -40,7 +41,8 @@ static uint64_t gw_subs__hash(int64_t id)
     return x ^ (x >> 29);
 }
 
-gw_subs *gw_subs_create(int max_per_account, const gw_subs_ops *ops, metric *subscribers, metric *slow)
+gw_subs *gw_subs_create(int max_per_account, const gw_subs_ops *ops, metric *subscribers,
+                        metric *slow)
 {
     gw_subs *s = calloc(1, sizeof(*s));
     if (!s)
@@ -217,7 +219,10 @@ size_t gw_subs_close_all(gw_subs *s)
     return n;
 }
 
-void gw_subs_close_all_cb(void *subs) { gw_subs_close_all(subs); }
+void gw_subs_close_all_cb(void *subs)
+{
+    gw_subs_close_all(subs);
+}
 
 void gw_subscribe(gw_req *r)
 {

@@ -25,8 +25,8 @@ typedef struct gw_sub {
     struct gw_sub *prev, *next;
     rpc_call *call;
     int64_t account_id;
-    bool linked;     /* in the registry (guarded by the shard lock) */
-    bool cancelled;  /* the client went away (guarded by the shard lock) */
+    bool linked;    /* in the registry (guarded by the shard lock) */
+    bool cancelled; /* the client went away (guarded by the shard lock) */
 } gw_sub;
 
 /* The stream primitives the registry drives; the runtime's by default,
@@ -38,7 +38,8 @@ typedef struct gw_subs_ops {
 
 /* max_per_account bounds the streams of one account. `subscribers`,
  * `slow` may be NULL (metrics). NULL on OOM. */
-gw_subs *gw_subs_create(int max_per_account, const gw_subs_ops *ops, metric *subscribers, metric *slow);
+gw_subs *gw_subs_create(int max_per_account, const gw_subs_ops *ops, metric *subscribers,
+                        metric *slow);
 void gw_subs_destroy(gw_subs *s);
 
 enum { GW_SUBS_OK = 0, GW_SUBS_LIMIT = -2, GW_SUBS_GONE = -3 };

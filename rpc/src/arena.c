@@ -27,12 +27,12 @@ typedef struct rpc_arena__block {
 } rpc_arena__block;
 
 struct rpc_arena {
-    rpc_arena__block *chain;  /* malloc'd blocks after the first, newest first */
-    char *cur, *end;          /* bump range of the current block */
-    char *first_begin;        /* usable start of the first block (for reset) */
+    rpc_arena__block *chain; /* malloc'd blocks after the first, newest first */
+    char *cur, *end;         /* bump range of the current block */
+    char *first_begin;       /* usable start of the first block (for reset) */
     char *first_end;
-    size_t block_size;        /* size of the ordinary chained blocks */
-    size_t used;              /* bytes handed out since create/reset */
+    size_t block_size; /* size of the ordinary chained blocks */
+    size_t used;       /* bytes handed out since create/reset */
     ProtobufCAllocator pbc;
 };
 

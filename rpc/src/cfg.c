@@ -156,8 +156,8 @@ static int cfg__apply(const cfg_option *o, void *target, const char *value, cons
     long long v = 0, lo, hi;
 
     if (!cfg__size_ok(o)) {
-        snprintf(err, errlen, "%s: option table error (field size %zu does not fit its kind)",
-                 src, o->size);
+        snprintf(err, errlen, "%s: option table error (field size %zu does not fit its kind)", src,
+                 o->size);
         return CFG_ERROR;
     }
     switch (o->kind) {
@@ -174,8 +174,8 @@ static int cfg__apply(const cfg_option *o, void *target, const char *value, cons
     case CFG_BOOL: {
         bool b;
         if (cfg__parse_bool(value, &b) != 0) {
-            snprintf(err, errlen, "%s: '%s' is not a boolean (true/false/1/0/yes/no/on/off)",
-                     src, value);
+            snprintf(err, errlen, "%s: '%s' is not a boolean (true/false/1/0/yes/no/on/off)", src,
+                     value);
             return CFG_ERROR;
         }
         memcpy(field, &b, sizeof(b));
@@ -208,8 +208,8 @@ static int cfg__apply(const cfg_option *o, void *target, const char *value, cons
     cfg__bounds(o, &lo, &hi);
     if (v < lo || v > hi) {
         if (o->kind == CFG_DURATION)
-            snprintf(err, errlen, "%s: %s (%lld ms) is out of bounds [%lld,%lld] ms", src, value,
-                     v, lo, hi);
+            snprintf(err, errlen, "%s: %s (%lld ms) is out of bounds [%lld,%lld] ms", src, value, v,
+                     lo, hi);
         else
             snprintf(err, errlen, "%s: %s is out of bounds [%lld,%lld]", src, value, lo, hi);
         return CFG_ERROR;
@@ -317,8 +317,7 @@ static int cfg__add_positional(int idx, char **argv, int *positional, int *nposi
 }
 
 static int cfg__apply_flags(const cfg_table *tables, size_t ntables, int argc, char **argv,
-                            int first, int *positional, int *npositional, char *err,
-                            size_t errlen)
+                            int first, int *positional, int *npositional, char *err, size_t errlen)
 {
     char what[160];
     int count = 0;

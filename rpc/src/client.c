@@ -63,35 +63,44 @@ rpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts
     /* Reconnect soon after a peer restarts: the core's default backoff
      * grows to two minutes, far too long for a service we restart in
      * seconds. Jitter still spreads many channels out. */
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
+                           .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
                            .value.integer = 100};
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
-                           .value.integer = 100};
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
-                           .value.integer = 5000};
+    args[n++] = (grpc_arg){
+        .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = 100};
+    args[n++] = (grpc_arg){
+        .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, .value.integer = 5000};
     /* Several addresses behind one name (gateways behind DNS): use them
      * all, not just the first that connects. */
     if (strncmp(ch->target, "dns:", 4) == 0)
-        args[n++] = (grpc_arg){.type = GRPC_ARG_STRING, .key = GRPC_ARG_SERVICE_CONFIG,
+        args[n++] = (grpc_arg){.type = GRPC_ARG_STRING,
+                               .key = GRPC_ARG_SERVICE_CONFIG,
                                .value.string = "{\"loadBalancingConfig\":[{\"round_robin\":{}}]}"};
     /* Keepalive pings cost CPU per connection; off unless asked for. */
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_KEEPALIVE_TIME_MS,
+    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
+                           .key = GRPC_ARG_KEEPALIVE_TIME_MS,
                            .value.integer = opts->keepalive_ms > 0 ? opts->keepalive_ms : INT_MAX};
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0};
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0};
+    args[n++] =
+        (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0};
+    args[n++] =
+        (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0};
     if (opts->max_message_bytes > 0) {
-        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
+                               .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
                                .value.integer = opts->max_message_bytes};
-        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH,
+        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
+                               .key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH,
                                .value.integer = opts->max_message_bytes};
     }
     if (opts->own_connection)
-        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
+        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
+                               .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
                                .value.integer = 1};
     const rpc_tls_config *tls = opts->tls;
     bool use_tls = tls && (tls->ca_file[0] || tls->cert_file[0]);
     if (use_tls && tls->server_name[0])
-        args[n++] = (grpc_arg){.type = GRPC_ARG_STRING, .key = GRPC_SSL_TARGET_NAME_OVERRIDE_ARG,
+        args[n++] = (grpc_arg){.type = GRPC_ARG_STRING,
+                               .key = GRPC_SSL_TARGET_NAME_OVERRIDE_ARG,
                                .value.string = (char *)tls->server_name};
     grpc_channel_args cargs = {.num_args = (size_t)n, .args = args};
 
@@ -125,14 +134,20 @@ void rpc_channel_destroy(rpc_channel *ch)
     free(ch);
 }
 
-void rpc_channel_connect(rpc_channel *ch) { grpc_channel_check_connectivity_state(ch->channel, 1); }
+void rpc_channel_connect(rpc_channel *ch)
+{
+    grpc_channel_check_connectivity_state(ch->channel, 1);
+}
 
 bool rpc_channel_ready(rpc_channel *ch)
 {
     return grpc_channel_check_connectivity_state(ch->channel, 0) == GRPC_CHANNEL_READY;
 }
 
-const char *rpc_channel_target(const rpc_channel *ch) { return ch->target; }
+const char *rpc_channel_target(const rpc_channel *ch)
+{
+    return ch->target;
+}
 
 /* ------------------------------------------------------------------ */
 /* Shared helpers                                                      */
@@ -212,7 +227,8 @@ typedef struct rpc__exchange {
 } rpc__exchange;
 
 /* Takes `send` over. */
-static void rpc__exchange_init(rpc__exchange *x, const rpc_client_opts *opts, grpc_byte_buffer *send)
+static void rpc__exchange_init(rpc__exchange *x, const rpc_client_opts *opts,
+                               grpc_byte_buffer *send)
 {
     x->md_count = rpc__md_fill(x->md, opts);
     x->send = send;
@@ -282,8 +298,8 @@ static grpc_call *rpc__create_call(rpc_channel *ch, grpc_completion_queue *cq, c
                                    gpr_timespec deadline)
 {
     grpc_slice m = grpc_slice_from_copied_string(method);
-    grpc_call *call = grpc_channel_create_call(ch->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, m, NULL,
-                                               deadline, NULL);
+    grpc_call *call = grpc_channel_create_call(ch->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, m,
+                                               NULL, deadline, NULL);
     grpc_slice_unref(m);
     return call;
 }
@@ -325,7 +341,10 @@ static void rpc__unary_done(rpc__tag *tag, bool ok)
     if (u->reply_desc == NULL) {
         grpc_byte_buffer *reply = u->x.recv;
         u->x.recv = NULL;
-        u->raw_cb(u->arg, &st, st.code == GRPC_STATUS_OK ? reply : (reply ? (grpc_byte_buffer_destroy(reply), NULL) : NULL));
+        u->raw_cb(u->arg, &st,
+                  st.code == GRPC_STATUS_OK
+                      ? reply
+                      : (reply ? (grpc_byte_buffer_destroy(reply), NULL) : NULL));
         rpc__unary_free(u);
         return;
     }
@@ -430,7 +449,8 @@ grpc_status_code rpc_client_unary_sync(rpc_channel *ch, const char *method,
         if (ev.type != GRPC_OP_COMPLETE) {
             grpc_call_cancel(call, NULL);
             grpc_completion_queue_pluck(cq, &tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-            rpc_status_set(st, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline", "no answer before deadline");
+            rpc_status_set(st, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline",
+                           "no answer before deadline");
         } else if (!ev.success) {
             rpc_status_set(st, GRPC_STATUS_UNAVAILABLE, "unavailable", "call failed in transport");
         } else {
@@ -465,7 +485,7 @@ struct rpc_client_stream {
     rpc__tag status_tag; /* RECV_STATUS_ON_CLIENT */
     rpc_loop *loop;
     grpc_call *call;
-    atomic_int refs;     /* one per tag in flight */
+    atomic_int refs; /* one per tag in flight */
     rpc__exchange x;
     bool status_ok;
     const ProtobufCMessageDescriptor *reply_desc;
@@ -560,7 +580,7 @@ rpc_client_stream *rpc_client_stream_open(rpc_channel *ch, const char *method,
     /* A stream lives until cancelled: its deadline is the caller's
      * timeout_ms when given, otherwise none. */
     gpr_timespec deadline = (opts && opts->timeout_ms > 0) ? rpc__client_deadline(opts)
-                                                            : gpr_inf_future(GPR_CLOCK_REALTIME);
+                                                           : gpr_inf_future(GPR_CLOCK_REALTIME);
     s->call = rpc__create_call(ch, loop->cq, method, deadline);
     if (s->call == NULL) {
         rpc__exchange_release(&s->x);
@@ -588,4 +608,7 @@ rpc_client_stream *rpc_client_stream_open(rpc_channel *ch, const char *method,
     return s;
 }
 
-void rpc_client_stream_cancel(rpc_client_stream *s) { grpc_call_cancel(s->call, NULL); }
+void rpc_client_stream_cancel(rpc_client_stream *s)
+{
+    grpc_call_cancel(s->call, NULL);
+}

@@ -113,7 +113,8 @@ void rpc__health_set_all(rpc__health *h, bool serving)
         while (w) {
             rpc__watch *next = w->next;
             rpc_call_on_cancel(w->call, NULL, NULL);
-            rpc_call_finish(w->call, GRPC_STATUS_UNAVAILABLE, "shutting_down", "server is stopping");
+            rpc_call_finish(w->call, GRPC_STATUS_UNAVAILABLE, "shutting_down",
+                            "server is stopping");
             free(w);
             w = next;
         }

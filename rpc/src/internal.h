@@ -12,7 +12,7 @@
 
 #include "rpc/rpc.h"
 
-#define rpc__container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define rpc__container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /* Everything put on a completion queue is an rpc__tag: the loop calls
  * fn(tag, ok) on the queue's thread. */
@@ -37,7 +37,7 @@ struct rpc_loop {
 
 /* Creates the queue (not the thread). */
 int rpc__loop_init(rpc_loop *loop, const char *name, int worker_index);
-int rpc__loop_run(rpc_loop *loop);   /* starts the thread */
+int rpc__loop_run(rpc_loop *loop);       /* starts the thread */
 void rpc__loop_shutdown(rpc_loop *loop); /* shuts the queue down, joins */
 
 /* The loop the calling thread drains, or NULL. */
@@ -72,8 +72,8 @@ void rpc__reflection_free(void *ctx);
  * message to one reply message (allocated in `arena`, freed after send). */
 typedef ProtobufCMessage *(*rpc__bidi_fn)(rpc_call *call, const ProtobufCMessage *req,
                                           rpc_arena *arena, void *ctx);
-int rpc__server_add_bidi(rpc_server *s, const char *path,
-                         const ProtobufCMessageDescriptor *input, rpc__bidi_fn fn, void *ctx);
+int rpc__server_add_bidi(rpc_server *s, const char *path, const ProtobufCMessageDescriptor *input,
+                         rpc__bidi_fn fn, void *ctx);
 
 /* Names of the services registered (for reflection's list_services). */
 size_t rpc__server_service_names(rpc_server *s, const char **out, size_t max);

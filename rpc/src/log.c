@@ -64,8 +64,7 @@ void log_emit(int level, const char *event, const char *fmt, ...)
     gmtime_r(&ts.tv_sec, &tm);
     len += strftime(line, sizeof(line), "ts=%Y-%m-%dT%H:%M:%S", &tm);
     int n = snprintf(line + len, sizeof(line) - len, ".%03ldZ level=%s svc=%s event=%s",
-                     ts.tv_nsec / 1000000L, log__names[level], log__service,
-                     event ? event : "-");
+                     ts.tv_nsec / 1000000L, log__names[level], log__service, event ? event : "-");
     len = log__advance(len, n, sizeof(line));
 
     if (fmt != NULL && fmt[0] != '\0' && len + 1 < sizeof(line)) {

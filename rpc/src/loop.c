@@ -16,9 +16,15 @@ static __thread rpc_loop *rpc__tls_loop;
 static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
 static rpc_loop *shared_loop; /* the runtime's shared client loop */
 
-rpc_loop *rpc__current_loop(void) { return rpc__tls_loop; }
+rpc_loop *rpc__current_loop(void)
+{
+    return rpc__tls_loop;
+}
 
-int rpc_current_worker(void) { return rpc__tls_loop ? rpc__tls_loop->worker_index : -1; }
+int rpc_current_worker(void)
+{
+    return rpc__tls_loop ? rpc__tls_loop->worker_index : -1;
+}
 
 int rpc__loop_init(rpc_loop *loop, const char *name, int worker_index)
 {
@@ -34,7 +40,8 @@ static void *rpc__loop_main(void *arg)
     rpc_loop *loop = arg;
     rpc__tls_loop = loop;
     for (;;) {
-        grpc_event ev = grpc_completion_queue_next(loop->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        grpc_event ev =
+            grpc_completion_queue_next(loop->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
         if (ev.type != GRPC_OP_COMPLETE)
@@ -62,8 +69,9 @@ void rpc__loop_shutdown(rpc_loop *loop)
         pthread_join(loop->thread, NULL);
     else {
         /* Never ran: drain here so the queue can be destroyed. */
-        while (grpc_completion_queue_next(loop->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-               GRPC_QUEUE_SHUTDOWN)
+        while (
+            grpc_completion_queue_next(loop->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+            GRPC_QUEUE_SHUTDOWN)
             ;
     }
     grpc_completion_queue_destroy(loop->cq);
@@ -94,7 +102,10 @@ void rpc_loop_stop(rpc_loop *loop)
     free(loop);
 }
 
-static void rpc__shared_loop_start(void) { shared_loop = rpc_loop_start("rpc-client"); }
+static void rpc__shared_loop_start(void)
+{
+    shared_loop = rpc_loop_start("rpc-client");
+}
 
 rpc_loop *rpc__client_loop_for(const rpc_client_opts *opts)
 {

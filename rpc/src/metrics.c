@@ -36,12 +36,12 @@ typedef enum metrics__kind { METRICS__COUNTER, METRICS__GAUGE, METRICS__HISTOGRA
 
 struct metric {
     metrics__kind kind;
-    char *labels;                /* "" when none */
-    _Atomic int64_t value;       /* counter, gauge */
-    double *bounds;              /* histogram: ascending upper bounds */
+    char *labels;          /* "" when none */
+    _Atomic int64_t value; /* counter, gauge */
+    double *bounds;        /* histogram: ascending upper bounds */
     size_t nbounds;
-    _Atomic uint64_t *buckets;   /* nbounds + 1 counts, the last is +Inf */
-    _Atomic uint64_t sum_bits;   /* a double's bit pattern */
+    _Atomic uint64_t *buckets; /* nbounds + 1 counts, the last is +Inf */
+    _Atomic uint64_t sum_bits; /* a double's bit pattern */
 };
 
 /* All metrics of one name: one HELP/TYPE block. */
@@ -57,7 +57,7 @@ struct metrics_registry {
     pthread_mutex_t lock;
     metrics__family **families; /* in order of first registration */
     size_t count, cap;
-    struct MHD_Daemon *daemon;  /* the /metrics endpoint, or NULL */
+    struct MHD_Daemon *daemon; /* the /metrics endpoint, or NULL */
 };
 
 const double metrics_latency_bounds[] = {
@@ -153,8 +153,8 @@ static int metrics__grow(void ***arr, size_t count, size_t *cap)
     return 0;
 }
 
-static metrics__family *metrics__family_get(metrics_registry *r, const char *name,
-                                            const char *help, metrics__kind kind)
+static metrics__family *metrics__family_get(metrics_registry *r, const char *name, const char *help,
+                                            metrics__kind kind)
 {
     for (size_t i = 0; i < r->count; i++)
         if (strcmp(r->families[i]->name, name) == 0)
@@ -245,8 +245,7 @@ done:
     return m;
 }
 
-metric *metrics_counter(metrics_registry *r, const char *name, const char *labels,
-                        const char *help)
+metric *metrics_counter(metrics_registry *r, const char *name, const char *labels, const char *help)
 {
     return metrics__register(r, METRICS__COUNTER, name, labels, help, NULL, 0);
 }
@@ -304,8 +303,8 @@ void metric_observe(metric *m, double value)
         memcpy(&sum, &old, sizeof(sum));
         sum += value;
         memcpy(&neu, &sum, sizeof(neu));
-    } while (!atomic_compare_exchange_weak_explicit(&m->sum_bits, &old, neu,
-                                                    memory_order_relaxed, memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(&m->sum_bits, &old, neu, memory_order_relaxed,
+                                                    memory_order_relaxed));
 }
 
 int64_t metric_value(const metric *m)
@@ -329,7 +328,8 @@ typedef struct metrics__buf {
     bool oom;
 } metrics__buf;
 
-static void metrics__printf(metrics__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void metrics__printf(metrics__buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void metrics__printf(metrics__buf *b, const char *fmt, ...)
 {
     if (b->oom)
@@ -498,7 +498,8 @@ static enum MHD_Result metrics__handle(void *cls, struct MHD_Connection *conn, c
     static char ok[] = "ok\n";
     static char not_found[] = "not found\n";
     static char oom[] = "out of memory\n";
-    bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    bool get =
+        strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 
     if (get && strcmp(url, "/metrics") == 0) {
         char *text;
@@ -558,8 +559,8 @@ int metrics_serve(metrics_registry *r, const char *listen, char *err, size_t err
                  listen ? listen : "(null)");
         goto done;
     }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     int gai = getaddrinfo(host, port, &hints, &ai);
     if (gai != 0 || ai == NULL) {
         snprintf(err, errlen, "metrics: cannot resolve '%s': %s", host, gai_strerror(gai));
@@ -572,9 +573,8 @@ int metrics_serve(metrics_registry *r, const char *listen, char *err, size_t err
     /* Bounded: a scrape is small and quick, so few connections and a short
      * idle timeout are plenty. */
     r->daemon = MHD_start_daemon(flags, (uint16_t)atoi(port), NULL, NULL, metrics__handle, r,
-                                 MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+                                 MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
+                                 (unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
                                  MHD_OPTION_END);
     if (r->daemon == NULL) {
         snprintf(err, errlen, "metrics: cannot listen on %s: %s", listen, strerror(errno));

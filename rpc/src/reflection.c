@@ -265,8 +265,7 @@ rpc__files_response(const rpc__reflection *r, int idx, rpc_arena *a,
     bool seen[RPC__REFL_MAX_FILES] = {0};
     int order[RPC__REFL_MAX_FILES], n = 0;
     rpc__collect(r, idx, seen, order, &n);
-    Grpc__Reflection__V1alpha__FileDescriptorResponse *fdr =
-        rpc_arena_alloc(a, sizeof(*fdr));
+    Grpc__Reflection__V1alpha__FileDescriptorResponse *fdr = rpc_arena_alloc(a, sizeof(*fdr));
     grpc__reflection__v1alpha__file_descriptor_response__init(fdr);
     fdr->n_file_descriptor_proto = (size_t)n;
     fdr->file_descriptor_proto = rpc_arena_calloc(a, (size_t)n, sizeof(ProtobufCBinaryData));
@@ -337,7 +336,8 @@ static ProtobufCMessage *rpc__reflection_answer(rpc_call *call, const ProtobufCM
     }
     default:
         return &rpc__error_response(a, resp, GRPC_STATUS_UNIMPLEMENTED,
-                                    "extensions are not used by this API")->base;
+                                    "extensions are not used by this API")
+                    ->base;
     }
 }
 
@@ -367,9 +367,10 @@ void *rpc__reflection_register(rpc_server *s)
         return NULL;
     ctx->server = s;
     ctx->index = rpc__refl_index;
-    const ProtobufCMessageDescriptor *in = &grpc__reflection__v1alpha__server_reflection_request__descriptor;
-    if (rpc__server_add_bidi(s, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", in,
-                             rpc__reflection_answer, ctx) != RPC_OK ||
+    const ProtobufCMessageDescriptor *in =
+        &grpc__reflection__v1alpha__server_reflection_request__descriptor;
+    if (rpc__server_add_bidi(s, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                             in, rpc__reflection_answer, ctx) != RPC_OK ||
         rpc__server_add_bidi(s, "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", in,
                              rpc__reflection_answer, ctx) != RPC_OK) {
         free(ctx);
@@ -378,4 +379,7 @@ void *rpc__reflection_register(rpc_server *s)
     return ctx;
 }
 
-void rpc__reflection_free(void *ctx) { free(ctx); }
+void rpc__reflection_free(void *ctx)
+{
+    free(ctx);
+}

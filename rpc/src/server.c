@@ -71,8 +71,8 @@ typedef struct rpc__outmsg {
 struct rpc_call {
     rpc__tag arrive_tag;
     rpc__tag close_tag;
-    rpc__tag send_tag;   /* stream messages and the final status */
-    rpc__tag recv_tag;   /* bidi only: next request message */
+    rpc__tag send_tag; /* stream messages and the final status */
+    rpc__tag recv_tag; /* bidi only: next request message */
     rpc_server *server;
     rpc_loop *loop;
     rpc__method *method; /* NULL for a generic (unknown method) call */
@@ -160,15 +160,21 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
 
     grpc_arg args[6];
     int n = 0;
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
-                           .value.integer = cfg->max_message_bytes > 0 ? cfg->max_message_bytes : 4 << 20};
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                           .value.integer = cfg->max_concurrent_streams > 0 ? cfg->max_concurrent_streams : 1000};
+    args[n++] =
+        (grpc_arg){.type = GRPC_ARG_INTEGER,
+                   .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+                   .value.integer = cfg->max_message_bytes > 0 ? cfg->max_message_bytes : 4 << 20};
+    args[n++] = (grpc_arg){
+        .type = GRPC_ARG_INTEGER,
+        .key = GRPC_ARG_MAX_CONCURRENT_STREAMS,
+        .value.integer = cfg->max_concurrent_streams > 0 ? cfg->max_concurrent_streams : 1000};
     /* The keepalive timer costs CPU per connection; a long interval keeps
      * idle connections nearly free while still reaping dead peers. */
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_KEEPALIVE_TIME_MS,
+    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
+                           .key = GRPC_ARG_KEEPALIVE_TIME_MS,
                            .value.integer = cfg->keepalive_ms > 0 ? cfg->keepalive_ms : 7200000};
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0};
+    args[n++] =
+        (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0};
     /* Clients may ping as often as their own keepalive says. */
     args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
                            .key = GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
@@ -294,7 +300,10 @@ void rpc_server_set_serving(rpc_server *s, const char *service, bool serving)
     rpc__health_set(s->health, service, serving);
 }
 
-struct metrics_registry *rpc_server_metrics(rpc_server *s) { return s->metrics; }
+struct metrics_registry *rpc_server_metrics(rpc_server *s)
+{
+    return s->metrics;
+}
 
 /* ------------------------------------------------------------------ */
 /* Call objects                                                        */
@@ -629,7 +638,10 @@ void rpc_call_reply(rpc_call *c, const ProtobufCMessage *reply)
     rpc__finish(c, rpc_pack(reply), &st);
 }
 
-void rpc_call_fail_status(rpc_call *c, const rpc_status *st) { rpc__finish(c, NULL, st); }
+void rpc_call_fail_status(rpc_call *c, const rpc_status *st)
+{
+    rpc__finish(c, NULL, st);
+}
 
 void rpc_call_fail(rpc_call *c, grpc_status_code code, const char *reason, const char *fmt, ...)
 {
@@ -838,11 +850,26 @@ static void rpc__post_close_locked(rpc_call *c)
 /* ------------------------------------------------------------------ */
 /* Call accessors                                                      */
 
-rpc_arena *rpc_call_arena(rpc_call *c) { return c->arena; }
-ProtobufCAllocator *rpc_call_allocator(rpc_call *c) { return rpc_arena_allocator(c->arena); }
-grpc_byte_buffer *rpc_call_request_bytes(rpc_call *c) { return c->request; }
-grpc_call *rpc_call_core(rpc_call *c) { return c->call; }
-bool rpc_call_cancelled(rpc_call *c) { return atomic_load(&c->cancelled); }
+rpc_arena *rpc_call_arena(rpc_call *c)
+{
+    return c->arena;
+}
+ProtobufCAllocator *rpc_call_allocator(rpc_call *c)
+{
+    return rpc_arena_allocator(c->arena);
+}
+grpc_byte_buffer *rpc_call_request_bytes(rpc_call *c)
+{
+    return c->request;
+}
+grpc_call *rpc_call_core(rpc_call *c)
+{
+    return c->call;
+}
+bool rpc_call_cancelled(rpc_call *c)
+{
+    return atomic_load(&c->cancelled);
+}
 
 const char *rpc_call_method(rpc_call *c)
 {
@@ -856,7 +883,8 @@ const char *rpc_call_metadata(rpc_call *c, const char *key, size_t *len)
     size_t klen = strlen(key);
     for (size_t i = 0; i < c->request_md.count; i++) {
         const grpc_metadata *md = &c->request_md.metadata[i];
-        if (GRPC_SLICE_LENGTH(md->key) == klen && memcmp(GRPC_SLICE_START_PTR(md->key), key, klen) == 0) {
+        if (GRPC_SLICE_LENGTH(md->key) == klen &&
+            memcmp(GRPC_SLICE_START_PTR(md->key), key, klen) == 0) {
             *len = GRPC_SLICE_LENGTH(md->value);
             return (const char *)GRPC_SLICE_START_PTR(md->value);
         }
@@ -894,7 +922,8 @@ void rpc_call_on_cancel(rpc_call *c, rpc_cancel_cb cb, void *arg)
 /* ------------------------------------------------------------------ */
 /* Lifecycle                                                           */
 
-static grpc_server_credentials *rpc__server_creds(const rpc_tls_config *tls, char *err, size_t errlen)
+static grpc_server_credentials *rpc__server_creds(const rpc_tls_config *tls, char *err,
+                                                  size_t errlen)
 {
     if (tls->cert_file[0] == '\0')
         return grpc_insecure_server_credentials_create();
@@ -1020,8 +1049,9 @@ void rpc_server_destroy(rpc_server *s)
     }
     grpc_server_destroy(s->server);
     grpc_completion_queue_shutdown(s->shutdown_cq);
-    while (grpc_completion_queue_pluck(s->shutdown_cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
-               .type != GRPC_QUEUE_SHUTDOWN)
+    while (
+        grpc_completion_queue_pluck(s->shutdown_cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
+            .type != GRPC_QUEUE_SHUTDOWN)
         ;
     grpc_completion_queue_destroy(s->shutdown_cq);
     rpc__health_destroy(s->health);

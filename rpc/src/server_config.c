@@ -46,20 +46,21 @@ const cfg_option rpc_server_cfg_options[] = {
                 "messages a server stream may queue before sends fail with RPC_EFULL"),
     CFG_STR_OPT(rpc_server_config, tls.cert_file, "tls-cert", NULL,
                 "PEM certificate of this server (empty: plaintext)"),
-    CFG_STR_OPT(rpc_server_config, tls.key_file, "tls-key", NULL,
-                "PEM private key of tls-cert"),
+    CFG_STR_OPT(rpc_server_config, tls.key_file, "tls-key", NULL, "PEM private key of tls-cert"),
     CFG_STR_OPT(rpc_server_config, tls.ca_file, "tls-ca", NULL,
                 "PEM CA; when set, clients must present a certificate it signed (mutual TLS)"),
     CFG_STR_OPT(rpc_server_config, tls.server_name, "tls-server-name", NULL,
                 "name to verify in a peer's certificate when it differs from the host"),
-    CFG_STR_OPT(rpc_server_config, peer_tls.cert_file, "peer-tls-cert", NULL,
-                "PEM certificate this process presents to the services it calls (empty: plaintext)"),
+    CFG_STR_OPT(
+        rpc_server_config, peer_tls.cert_file, "peer-tls-cert", NULL,
+        "PEM certificate this process presents to the services it calls (empty: plaintext)"),
     CFG_STR_OPT(rpc_server_config, peer_tls.key_file, "peer-tls-key", NULL,
                 "PEM private key of peer-tls-cert"),
     CFG_STR_OPT(rpc_server_config, peer_tls.ca_file, "peer-tls-ca", NULL,
                 "PEM CA that signed the certificates of the services this process calls"),
-    CFG_STR_OPT(rpc_server_config, peer_tls.server_name, "peer-tls-server-name", NULL,
-                "name to verify in the called services' certificates when it differs from the host"),
+    CFG_STR_OPT(
+        rpc_server_config, peer_tls.server_name, "peer-tls-server-name", NULL,
+        "name to verify in the called services' certificates when it differs from the host"),
 };
 
 const size_t rpc_server_cfg_options_count =

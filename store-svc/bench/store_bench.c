@@ -33,7 +33,7 @@
 
 typedef struct bench_game {
     int64_t id;
-    int64_t seq;         /* last acknowledged */
+    int64_t seq; /* last acknowledged */
     int64_t sent_ns;
     struct bench_game *next_idle;
 } bench_game;
@@ -41,11 +41,11 @@ typedef struct bench_game {
 typedef struct bench {
     const char *target, *pg, *label;
     int metrics_port, pg_pid, svc_pid, rate, seconds, ngames;
-    int64_t account[2];   /* seat 0 and seat 1 of every game */
+    int64_t account[2]; /* seat 0 and seat 1 of every game */
     rpc_channel *ch;
     bench_game *games;
     pthread_mutex_t mu;
-    bench_game *idle;     /* LIFO of games with nothing in flight */
+    bench_game *idle; /* LIFO of games with nothing in flight */
     int inflight;
     bool measuring;
     /* measured window */
@@ -267,7 +267,8 @@ static int seed(bench *b)
     const char *params[2] = {tag, n};
     /* Two accounts (tagged, so a bench population can be removed) and n
      * fresh games between them. */
-    PGresult *r = PQexecParams(pg,
+    PGresult *r = PQexecParams(
+        pg,
         "WITH a AS (INSERT INTO accounts (handle, pw_hash, tag) "
         "  VALUES ($1 || '-a', 'x', 'bench'), ($1 || '-b', 'x', 'bench') RETURNING id), "
         "g AS (INSERT INTO games (lexicon, seed) SELECT $1, i FROM generate_series(1, $2::int) i "
@@ -282,8 +283,10 @@ static int seed(bench *b)
         return -1;
     }
     b->ngames = PQntuples(r);
-    PGresult *acc = PQexecParams(pg, "SELECT id FROM accounts WHERE handle IN ($1 || '-a', $1 || '-b') "
-                                     "ORDER BY id", 1, NULL, params, NULL, NULL, 0);
+    PGresult *acc = PQexecParams(pg,
+                                 "SELECT id FROM accounts WHERE handle IN ($1 || '-a', $1 || '-b') "
+                                 "ORDER BY id",
+                                 1, NULL, params, NULL, NULL, 0);
     if (PQresultStatus(acc) != PGRES_TUPLES_OK || PQntuples(acc) != 2) {
         fprintf(stderr, "seed: accounts: %s", PQresultErrorMessage(acc));
         return -1;
@@ -305,24 +308,40 @@ static int seed(bench *b)
 
 int main(int argc, char **argv)
 {
-    static bench b = {.rate = 1000, .seconds = 10, .ngames = 2000, .label = "run",
+    static bench b = {.rate = 1000,
+                      .seconds = 10,
+                      .ngames = 2000,
+                      .label = "run",
                       .mu = PTHREAD_MUTEX_INITIALIZER};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
-        if (!strcmp(k, "--target")) b.target = v;
-        else if (!strcmp(k, "--metrics-port")) b.metrics_port = atoi(v);
-        else if (!strcmp(k, "--pg")) b.pg = v;
-        else if (!strcmp(k, "--pg-pid")) b.pg_pid = atoi(v);
-        else if (!strcmp(k, "--svc-pid")) b.svc_pid = atoi(v);
-        else if (!strcmp(k, "--rate")) b.rate = atoi(v);
-        else if (!strcmp(k, "--seconds")) b.seconds = atoi(v);
-        else if (!strcmp(k, "--games")) b.ngames = atoi(v);
-        else if (!strcmp(k, "--label")) b.label = v;
-        else { fprintf(stderr, "unknown option %s\n", k); return 2; }
+        if (!strcmp(k, "--target"))
+            b.target = v;
+        else if (!strcmp(k, "--metrics-port"))
+            b.metrics_port = atoi(v);
+        else if (!strcmp(k, "--pg"))
+            b.pg = v;
+        else if (!strcmp(k, "--pg-pid"))
+            b.pg_pid = atoi(v);
+        else if (!strcmp(k, "--svc-pid"))
+            b.svc_pid = atoi(v);
+        else if (!strcmp(k, "--rate"))
+            b.rate = atoi(v);
+        else if (!strcmp(k, "--seconds"))
+            b.seconds = atoi(v);
+        else if (!strcmp(k, "--games"))
+            b.ngames = atoi(v);
+        else if (!strcmp(k, "--label"))
+            b.label = v;
+        else {
+            fprintf(stderr, "unknown option %s\n", k);
+            return 2;
+        }
     }
     if (!b.target || !b.pg || !b.metrics_port || !b.pg_pid || b.rate <= 0) {
-        fprintf(stderr, "usage: store-bench --target H:P --metrics-port P --pg CONNINFO "
-                        "--pg-pid PID [--svc-pid PID] [--rate N] [--seconds N] [--games N] [--label L]\n");
+        fprintf(stderr,
+                "usage: store-bench --target H:P --metrics-port P --pg CONNINFO "
+                "--pg-pid PID [--svc-pid PID] [--rate N] [--seconds N] [--games N] [--label L]\n");
         return 2;
     }
     g_bench = &b;
@@ -348,7 +367,8 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&b.mu);
     double elapsed = (now_ns() - t0) / 1e9;
     long long pg1 = pg_ticks(b.pg_pid), svc1 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
-    double tx = metric(&b, "store_tx_total") - tx0, ops = metric(&b, "store_batch_ops_total") - ops0;
+    double tx = metric(&b, "store_tx_total") - tx0,
+           ops = metric(&b, "store_batch_ops_total") - ops0;
     double batches = metric(&b, "store_batches_total") - bat0;
     /* Let in-flight calls land before the numbers are final. */
     for (int i = 0; i < 500; i++) {

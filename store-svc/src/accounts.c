@@ -36,8 +36,8 @@ static store_next store__internal(store_op *op, const char *what)
 
 static ProtobufCMessage *store__auth_reply(store_op *op, const store__auth *a, int64_t expires)
 {
-    Scrabble__V1__AuthReply *r = RPC_ARENA_MSG(op->arena, Scrabble__V1__AuthReply,
-                                               scrabble__v1__auth_reply__init);
+    Scrabble__V1__AuthReply *r =
+        RPC_ARENA_MSG(op->arena, Scrabble__V1__AuthReply, scrabble__v1__auth_reply__init);
     r->account_id = a->account_id;
     r->handle = rpc_arena_strdup(op->arena, a->handle);
     r->token = rpc_arena_strdup(op->arena, a->token);
@@ -169,8 +169,8 @@ static store_next store__resolve_done(store_op *op, PGresult *res)
                        "unknown or expired session");
         return STORE_NEXT_DONE;
     }
-    Scrabble__V1__SessionInfo *r = RPC_ARENA_MSG(op->arena, Scrabble__V1__SessionInfo,
-                                                 scrabble__v1__session_info__init);
+    Scrabble__V1__SessionInfo *r =
+        RPC_ARENA_MSG(op->arena, Scrabble__V1__SessionInfo, scrabble__v1__session_info__init);
     r->account_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     r->handle = rpc_arena_strdup(op->arena, PQgetvalue(res, 0, 1));
     r->expires_at_ms = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
@@ -260,7 +260,8 @@ static store_next store__stats_done(store_op *op, PGresult *res)
 {
     if (PQntuples(res) != 1)
         return store__not_found(op, "account");
-    Scrabble__V1__Stats *s = RPC_ARENA_MSG(op->arena, Scrabble__V1__Stats, scrabble__v1__stats__init);
+    Scrabble__V1__Stats *s =
+        RPC_ARENA_MSG(op->arena, Scrabble__V1__Stats, scrabble__v1__stats__init);
     s->account_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     s->games_played = atoi(PQgetvalue(res, 0, 1));
     s->wins = atoi(PQgetvalue(res, 0, 2));

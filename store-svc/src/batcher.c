@@ -144,8 +144,8 @@ static int store__run_batch(store_server *srv, store_op **ops, int n)
         return STORE_ECONN;
     for (int i = 0; i < n; i++) {
         store__reset(ops[i]);
-        if (!PQsendQueryPrepared(pg, ops[i]->stmt, ops[i]->nparams, ops[i]->params,
-                                 ops[i]->lengths, ops[i]->formats, 0))
+        if (!PQsendQueryPrepared(pg, ops[i]->stmt, ops[i]->nparams, ops[i]->params, ops[i]->lengths,
+                                 ops[i]->formats, 0))
             return STORE_ECONN;
     }
     if (!store__send_simple(pg, "COMMIT") || !PQpipelineSync(pg))

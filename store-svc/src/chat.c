@@ -21,8 +21,8 @@ static store_next store__append_done(store_op *op, PGresult *res)
     }
     if (!store_op_code(op, PQgetvalue(res, 0, 0), NULL))
         return STORE_NEXT_DONE;
-    Scrabble__V1__ChatMessage *m = RPC_ARENA_MSG(op->arena, Scrabble__V1__ChatMessage,
-                                                 scrabble__v1__chat_message__init);
+    Scrabble__V1__ChatMessage *m =
+        RPC_ARENA_MSG(op->arena, Scrabble__V1__ChatMessage, scrabble__v1__chat_message__init);
     m->message_id = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     m->game_id = req->game_id;
     m->account_id = req->account_id;
@@ -58,14 +58,14 @@ static store_next store__list_done(store_op *op, PGresult *res)
         rpc_status_set(&op->st, GRPC_STATUS_NOT_FOUND, "not_found", "game not found");
         return STORE_NEXT_DONE;
     }
-    Scrabble__V1__ListChatReply *r = RPC_ARENA_MSG(op->arena, Scrabble__V1__ListChatReply,
-                                                   scrabble__v1__list_chat_reply__init);
+    Scrabble__V1__ListChatReply *r =
+        RPC_ARENA_MSG(op->arena, Scrabble__V1__ListChatReply, scrabble__v1__list_chat_reply__init);
     r->messages = rpc_arena_calloc(op->arena, rows, sizeof(*r->messages));
     for (int i = 0; i < rows; i++) {
         if (PQgetisnull(res, i, 1))
             continue; /* a game without messages */
-        Scrabble__V1__ChatMessage *m = RPC_ARENA_MSG(op->arena, Scrabble__V1__ChatMessage,
-                                                     scrabble__v1__chat_message__init);
+        Scrabble__V1__ChatMessage *m =
+            RPC_ARENA_MSG(op->arena, Scrabble__V1__ChatMessage, scrabble__v1__chat_message__init);
         m->game_id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
         m->message_id = strtoll(PQgetvalue(res, i, 1), NULL, 10);
         m->account_id = strtoll(PQgetvalue(res, i, 2), NULL, 10);
@@ -85,8 +85,9 @@ store_next store_list_chat_begin(store_op *op)
         rpc_status_set(&op->st, GRPC_STATUS_NOT_FOUND, "not_found", "game not found");
         return STORE_NEXT_DONE;
     }
-    int limit = req->limit <= 0 ? STORE__CHAT_PAGE_DEFAULT
-              : req->limit > STORE__CHAT_PAGE_MAX ? STORE__CHAT_PAGE_MAX : req->limit;
+    int limit = req->limit <= 0                     ? STORE__CHAT_PAGE_DEFAULT
+                : req->limit > STORE__CHAT_PAGE_MAX ? STORE__CHAT_PAGE_MAX
+                                                    : req->limit;
     op->stmt = "list_chat";
     store_op_param_i64(op, 0, req->game_id);
     store_op_param_i64(op, 1, req->after_id < 0 ? 0 : req->after_id);

@@ -53,8 +53,8 @@ static int store__parse_ttl(const char *s, int64_t *ms)
     return 0;
 }
 
-int store_config_load(store_config *cfg, int argc, char **argv, int first,
-                      int *positional, int *npositional, char *err, size_t errlen)
+int store_config_load(store_config *cfg, int argc, char **argv, int first, int *positional,
+                      int *npositional, char *err, size_t errlen)
 {
     memset(cfg, 0, sizeof(*cfg));
     rpc_server_config_defaults(&cfg->rpc, 7200, 9200);
@@ -63,8 +63,8 @@ int store_config_load(store_config *cfg, int argc, char **argv, int first,
         {rpc_server_cfg_options, rpc_server_cfg_options_count, &cfg->rpc},
         {store__options, sizeof(store__options) / sizeof(store__options[0]), cfg},
     };
-    int rc = cfg_load(tables, 2, STORE_ENV_PREFIX, "store-svc", argc, argv, first,
-                      positional, npositional, err, errlen);
+    int rc = cfg_load(tables, 2, STORE_ENV_PREFIX, "store-svc", argc, argv, first, positional,
+                      npositional, err, errlen);
     if (rc != CFG_OK)
         return rc;
     int lvl = log_level_parse(cfg->log_level);

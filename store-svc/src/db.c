@@ -20,9 +20,9 @@ PGconn *store_db_connect_plain(const char *conninfo, char *err, size_t errlen)
 {
     /* Later keywords override earlier ones, and dbname is expanded as a
      * conninfo string: the operator's --pg wins over these defaults. */
-    const char *keys[] = {"connect_timeout", "application_name", "keepalives",
-                          "keepalives_idle", "keepalives_interval", "keepalives_count",
-                          "dbname", NULL};
+    const char *keys[] = {
+        "connect_timeout",     "application_name", "keepalives", "keepalives_idle",
+        "keepalives_interval", "keepalives_count", "dbname",     NULL};
     const char *vals[] = {"2", "store-svc", "1", "10", "2", "3", conninfo, NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (!pg) {
@@ -232,10 +232,9 @@ int store_db_ensure(store_db *db)
         PQfinish(db->pg);
         db->pg = NULL;
     }
-    log_warn("db_connect_failed", "conn=%s retry_ms=%d err=\"%s\"", db->label, db->backoff_ms,
-             err);
+    log_warn("db_connect_failed", "conn=%s retry_ms=%d err=\"%s\"", db->label, db->backoff_ms, err);
     db->next_try_ms = now + db->backoff_ms;
-    db->backoff_ms = db->backoff_ms * 2 > STORE__BACKOFF_MAX_MS ? STORE__BACKOFF_MAX_MS
-                                                               : db->backoff_ms * 2;
+    db->backoff_ms =
+        db->backoff_ms * 2 > STORE__BACKOFF_MAX_MS ? STORE__BACKOFF_MAX_MS : db->backoff_ms * 2;
     return STORE_ECONN;
 }

@@ -270,8 +270,8 @@ static store_next store__list_done(store_op *op, PGresult *res)
             (Scrabble__V1__GameRecord *)store_op_json_col(op, res, i, 3, store__game_conv);
         if (!g)
             continue;
-        Scrabble__V1__GameSummary *s = RPC_ARENA_MSG(op->arena, Scrabble__V1__GameSummary,
-                                                     scrabble__v1__game_summary__init);
+        Scrabble__V1__GameSummary *s =
+            RPC_ARENA_MSG(op->arena, Scrabble__V1__GameSummary, scrabble__v1__game_summary__init);
         s->game_id = g->game_id;
         s->status = g->status;
         s->n_seats = g->n_seats;
@@ -309,8 +309,9 @@ store_next store_list_games_begin(store_op *op)
         return store__bad(op, "bad_page_size", "page_size must not be negative");
     store__list *l = rpc_arena_calloc(op->arena, 1, sizeof(*l));
     op->scratch = l;
-    l->page_size = req->page_size == 0 ? STORE__PAGE_DEFAULT
-                 : req->page_size > STORE__PAGE_MAX ? STORE__PAGE_MAX : req->page_size;
+    l->page_size = req->page_size == 0                ? STORE__PAGE_DEFAULT
+                   : req->page_size > STORE__PAGE_MAX ? STORE__PAGE_MAX
+                                                      : req->page_size;
     /* No token: start after a far-future key (year ~2255). */
     int64_t after_us = 9000000000000000LL, after_id = INT64_MAX;
     if (req->page_token[0] && store_page_token_decode(req->page_token, &after_us, &after_id) != 0)

@@ -42,10 +42,10 @@ static void store__dispatch(rpc_call *call, const ProtobufCMessage *req, store_s
     store_submit(srv, op, begin(op));
 }
 
-#define STORE__HANDLER(fn, name, begin)                                                   \
-    static void fn(rpc_call *call, const ProtobufCMessage *req, void *svc)               \
-    {                                                                                     \
-        store__dispatch(call, req, svc, name, begin);                                     \
+#define STORE__HANDLER(fn, name, begin)                                                            \
+    static void fn(rpc_call *call, const ProtobufCMessage *req, void *svc)                         \
+    {                                                                                              \
+        store__dispatch(call, req, svc, name, begin);                                              \
     }
 
 STORE__HANDLER(store__h_resolve_session, "ResolveSession", store_resolve_session_begin)

@@ -67,7 +67,8 @@ ProtobufCMessage *store_json_invitation(rpc_arena *a, const cJSON *j)
     const cJSON *s;
     cJSON_ArrayForEach(s, seats)
     {
-        Scrabble__V1__Invitee *e = RPC_ARENA_MSG(a, Scrabble__V1__Invitee, scrabble__v1__invitee__init);
+        Scrabble__V1__Invitee *e =
+            RPC_ARENA_MSG(a, Scrabble__V1__Invitee, scrabble__v1__invitee__init);
         e->account_id = store__ji(s, "account_id");
         e->handle = store__js(a, s, "handle");
         e->answer = (Scrabble__V1__InviteeAnswer)store__ji(s, "answer");

@@ -34,7 +34,7 @@ static int store__migrate(const store_config *cfg)
 
 int main(int argc, char **argv)
 {
-    static store_config cfg;   /* static: a few KB, lives for the process */
+    static store_config cfg; /* static: a few KB, lives for the process */
     static store_server srv;
     char err[512];
     int pos[4], npos = 4;
@@ -53,7 +53,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[pos[i]], "migrate") == 0) {
             migrate_only = true;
         } else {
-            fprintf(stderr, "store-svc: unknown command '%s' (usage: store-svc [migrate] [flags])\n",
+            fprintf(stderr,
+                    "store-svc: unknown command '%s' (usage: store-svc [migrate] [flags])\n",
                     argv[pos[i]]);
             return 2;
         }
@@ -79,8 +80,8 @@ int main(int argc, char **argv)
         store_server_stop(&srv);
         return 1;
     }
-    log_info("listening", "port=%d metrics=%s batch_window_ms=%d batch_max=%d read_pool=%d",
-             port, cfg.rpc.metrics_listen, cfg.batch_window_ms, cfg.batch_max, cfg.read_pool);
+    log_info("listening", "port=%d metrics=%s batch_window_ms=%d batch_max=%d read_pool=%d", port,
+             cfg.rpc.metrics_listen, cfg.batch_window_ms, cfg.batch_max, cfg.read_pool);
     rpc_server_wait(rs);
     /* In-flight calls are drained: now the threads can go. */
     store_server_stop(&srv);

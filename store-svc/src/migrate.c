@@ -92,8 +92,9 @@ int store_migrate(PGconn *pg, int *applied, char *err, size_t errlen)
         char v[16];
         snprintf(v, sizeof(v), "%d", m->version);
         const char *params[2] = {v, m->name};
-        PGresult *r = PQexecParams(pg, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-                                   2, NULL, params, NULL, NULL, 0);
+        PGresult *r =
+            PQexecParams(pg, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", 2,
+                         NULL, params, NULL, NULL, 0);
         int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
         if (!ok)
             snprintf(err, errlen, "%s", PQresultErrorMessage(r));

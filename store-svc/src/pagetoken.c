@@ -12,8 +12,7 @@
 
 void store_page_token_encode(int64_t updated_us, int64_t game_id, char *out, size_t outlen)
 {
-    snprintf(out, outlen, "g1.%016" PRIx64 ".%016" PRIx64, (uint64_t)updated_us,
-             (uint64_t)game_id);
+    snprintf(out, outlen, "g1.%016" PRIx64 ".%016" PRIx64, (uint64_t)updated_us, (uint64_t)game_id);
 }
 
 static int store__hex64(const char *s, uint64_t *v)

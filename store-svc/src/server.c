@@ -15,8 +15,8 @@ void store_metrics_init(store_metrics *m, metrics_registry *r)
 {
     m->batches = metrics_counter(r, "store_batches_total", NULL,
                                  "Write transactions run by the batcher (one per batch)");
-    m->batch_ops = metrics_counter(r, "store_batch_ops_total", NULL,
-                                   "Write operations run by the batcher");
+    m->batch_ops =
+        metrics_counter(r, "store_batch_ops_total", NULL, "Write operations run by the batcher");
     m->batch_size = metrics_histogram(r, "store_batch_size", NULL, "Write operations per batch",
                                       store__batch_bounds,
                                       sizeof(store__batch_bounds) / sizeof(store__batch_bounds[0]));
@@ -27,8 +27,8 @@ void store_metrics_init(store_metrics *m, metrics_registry *r)
     m->reconnects = metrics_counter(r, "store_db_reconnects_total", NULL,
                                     "Postgres connections re-established after a loss");
     m->db_up = metrics_gauge(r, "store_db_up", NULL, "1 while the writer's connection is up");
-    m->read_ops = metrics_counter(r, "store_read_ops_total", NULL,
-                                  "Read operations run by the reader pool");
+    m->read_ops =
+        metrics_counter(r, "store_read_ops_total", NULL, "Read operations run by the reader pool");
     m->failed_unavailable = metrics_counter(r, "store_ops_unavailable_total", NULL,
                                             "Operations failed UNAVAILABLE (database down)");
 }

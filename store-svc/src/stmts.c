@@ -9,18 +9,21 @@
 
 const store_stmt store_statements[] = {
     /* ---- writes (the batcher) ---- */
-    {"register", "SELECT o_code, o_account_id, o_expires_at_ms FROM store_register($1, $2, $3, $4)", 4},
+    {"register", "SELECT o_code, o_account_id, o_expires_at_ms FROM store_register($1, $2, $3, $4)",
+     4},
     {"open_session", "SELECT o_code, o_expires_at_ms FROM store_open_session($1, $2, $3)", 3},
     {"update_profile", "SELECT o_code, o_profile FROM store_update_profile($1, $2, $3)", 3},
     {"create_invitation",
      "SELECT o_code, o_detail, o_invitation FROM store_create_invitation($1, $2::text[], $3)", 3},
-    {"respond_invitation",
-     "SELECT o_code, o_invitation FROM store_respond_invitation($1, $2, $3)", 3},
+    {"respond_invitation", "SELECT o_code, o_invitation FROM store_respond_invitation($1, $2, $3)",
+     3},
     {"create_game", "SELECT o_code, o_game FROM store_create_game($1, $2)", 2},
     {"commit_move",
      "SELECT o_code, o_at_ms, o_move FROM store_commit_move($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-     "$10::int[], $11, $12, $13::int[], $14::int[])", 14},
-    {"finish_game", "SELECT o_code, o_game FROM store_finish_game($1, $2, $3::int[], $4::int[])", 4},
+     "$10::int[], $11, $12, $13::int[], $14::int[])",
+     14},
+    {"finish_game", "SELECT o_code, o_game FROM store_finish_game($1, $2, $3::int[], $4::int[])",
+     4},
     {"append_chat",
      "SELECT o_code, o_message_id, o_handle, o_at_ms FROM store_append_chat($1, $2, $3)", 3},
 
@@ -28,7 +31,8 @@ const store_stmt store_statements[] = {
     {"resolve_session",
      "SELECT a.id, a.handle, store_ms(s.expires_at) FROM sessions s "
      "JOIN accounts a ON a.id = s.account_id "
-     "WHERE s.token_hash = $1 AND s.expires_at > now()", 1},
+     "WHERE s.token_hash = $1 AND s.expires_at > now()",
+     1},
     {"login_lookup", "SELECT id, handle, pw_hash FROM accounts WHERE handle = $1", 1},
     {"account_by_id", "SELECT store_profile_json(id) FROM accounts WHERE id = $1", 1},
     {"account_by_handle", "SELECT store_profile_json(id) FROM accounts WHERE handle = $1", 1},
@@ -36,7 +40,8 @@ const store_stmt store_statements[] = {
      "SELECT a.id, coalesce(s.games_played, 0), coalesce(s.wins, 0), coalesce(s.losses, 0), "
      "coalesce(s.draws, 0), coalesce(s.total_score, 0), coalesce(s.best_game_score, 0), "
      "coalesce(s.best_move_score, 0) "
-     "FROM accounts a LEFT JOIN account_stats s ON s.account_id = a.id WHERE a.id = $1", 1},
+     "FROM accounts a LEFT JOIN account_stats s ON s.account_id = a.id WHERE a.id = $1",
+     1},
     /* One row with a NULL invitation when the account has none; no row when
      * the account does not exist. */
     {"list_invitations",
@@ -45,7 +50,8 @@ const store_stmt store_statements[] = {
      "  JOIN invitations i ON i.id = s.invitation_id "
      "  WHERE s.account_id = a.id AND i.status = 1 "
      "  ORDER BY s.invitation_id DESC LIMIT 100) x ON true "
-     "WHERE a.id = $1 ORDER BY x.invitation_id DESC", 1},
+     "WHERE a.id = $1 ORDER BY x.invitation_id DESC",
+     1},
     {"get_invitation", "SELECT store_invitation_json(id) FROM invitations WHERE id = $1", 1},
     /* Game (seq 0 row, as JSON with its seats) and every move, one
      * round-trip. */
@@ -54,7 +60,8 @@ const store_stmt store_statements[] = {
      "FROM games WHERE id = $1 "
      "UNION ALL "
      "SELECT seq, NULL, move, store_ms(created_at) FROM game_moves WHERE game_id = $1 "
-     "ORDER BY 1", 1},
+     "ORDER BY 1",
+     1},
     /* $2: status (0 = any), ($3 µs, $4 id): the keyset after which to
      * start, $5: how many. No row: no such account. */
     {"list_games",
@@ -66,11 +73,13 @@ const store_stmt store_statements[] = {
      "  AND (g.updated_at, g.id) < "
      "      (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint) "
      "  ORDER BY g.updated_at DESC, g.id DESC LIMIT $5) x ON true "
-     "WHERE a.id = $1 ORDER BY x.updated_at DESC, x.game_id DESC", 5},
+     "WHERE a.id = $1 ORDER BY x.updated_at DESC, x.game_id DESC",
+     5},
     {"list_chat",
      "SELECT g.id, c.id, c.account_id, a.handle, c.body, store_ms(c.created_at) FROM games g "
      "LEFT JOIN LATERAL (SELECT * FROM chat_messages m WHERE m.game_id = g.id AND m.id > $2 "
      "  ORDER BY m.id LIMIT $3) c ON true "
-     "LEFT JOIN accounts a ON a.id = c.account_id WHERE g.id = $1 ORDER BY c.id", 3},
+     "LEFT JOIN accounts a ON a.id = c.account_id WHERE g.id = $1 ORDER BY c.id",
+     3},
     {NULL, NULL, 0},
 };

@@ -27,8 +27,8 @@
 /* Return codes of store functions. */
 enum {
     STORE_OK = 0,
-    STORE_ERROR = -1,   /* see errstr, or the op's status */
-    STORE_ECONN = -2,   /* the connection is broken or timed out */
+    STORE_ERROR = -1, /* see errstr, or the op's status */
+    STORE_ECONN = -2, /* the connection is broken or timed out */
 };
 
 #define STORE_MAX_PARAMS 16
@@ -38,21 +38,21 @@ enum {
 
 typedef struct store_config {
     rpc_server_config rpc;
-    char log_level[16];    /* debug|info|warn|error|off */
-    char pg[512];          /* libpq conninfo */
-    int batch_window_ms;   /* how long the writer waits to fill a batch */
-    int batch_max;         /* ops per transaction; 1 turns batching off */
-    int read_pool;         /* reader threads, one connection each */
+    char log_level[16];       /* debug|info|warn|error|off */
+    char pg[512];             /* libpq conninfo */
+    int batch_window_ms;      /* how long the writer waits to fill a batch */
+    int batch_max;            /* ops per transaction; 1 turns batching off */
+    int read_pool;            /* reader threads, one connection each */
     char session_ttl_str[32]; /* "720h", "30d": parsed into session_ttl_ms */
     int64_t session_ttl_ms;   /* new sessions live this long */
-    int kdf_iterations;    /* PBKDF2 rounds for new password hashes */
+    int kdf_iterations;       /* PBKDF2 rounds for new password hashes */
 } store_config;
 
 /* Fills cfg from defaults, SCRABBLE_STORE_* and argv[first..]. Returns
  * CFG_OK, CFG_HELP or CFG_ERROR (message in err). Non-flag arguments are
  * returned through positional (indexes into argv). */
-int store_config_load(store_config *cfg, int argc, char **argv, int first,
-                      int *positional, int *npositional, char *err, size_t errlen);
+int store_config_load(store_config *cfg, int argc, char **argv, int first, int *positional,
+                      int *npositional, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ */
 /* Operations                                                          */
@@ -62,9 +62,9 @@ typedef struct store_server store_server;
 
 /* Where an op goes after a stage. */
 typedef enum store_next {
-    STORE_NEXT_DONE = 0,  /* op->st (and op->reply on OK) is final */
-    STORE_NEXT_WRITE,     /* run op->stmt on the writer (batched) */
-    STORE_NEXT_READ,      /* run op->stmt (or a local step) on a reader */
+    STORE_NEXT_DONE = 0, /* op->st (and op->reply on OK) is final */
+    STORE_NEXT_WRITE,    /* run op->stmt on the writer (batched) */
+    STORE_NEXT_READ,     /* run op->stmt (or a local step) on a reader */
 } store_next;
 
 /* A stage's continuation. `res` is the statement's result (NULL for a local
@@ -78,27 +78,27 @@ typedef store_next (*store_step_fn)(store_op *op, PGresult *res);
 typedef void (*store_done_fn)(store_op *op);
 
 struct store_op {
-    const char *name;         /* for logs: "CommitMove" */
+    const char *name; /* for logs: "CommitMove" */
     store_server *srv;
-    rpc_arena *arena;         /* replies and params live here (the call's) */
-    const void *req;          /* the decoded request (in the arena) */
-    int64_t deadline_ms;      /* monotonic; store_now_ms() */
+    rpc_arena *arena;    /* replies and params live here (the call's) */
+    const void *req;     /* the decoded request (in the arena) */
+    int64_t deadline_ms; /* monotonic; store_now_ms() */
 
-    const char *stmt;         /* prepared statement name, NULL: local step */
+    const char *stmt; /* prepared statement name, NULL: local step */
     int nparams;
     const char *params[STORE_MAX_PARAMS];
     int lengths[STORE_MAX_PARAMS];
     int formats[STORE_MAX_PARAMS];
     store_step_fn step;
 
-    rpc_status st;            /* result */
-    ProtobufCMessage *reply;  /* on OK; in the arena */
-    void *scratch;            /* step-private state, in the arena */
+    rpc_status st;           /* result */
+    ProtobufCMessage *reply; /* on OK; in the arena */
+    void *scratch;           /* step-private state, in the arena */
 
     store_done_fn done;
-    void *done_arg;           /* e.g. the rpc_call */
-    store_op *next;           /* queue link */
-    int64_t enqueued_ms;      /* set by store_queue_push */
+    void *done_arg;      /* e.g. the rpc_call */
+    store_op *next;      /* queue link */
+    int64_t enqueued_ms; /* set by store_queue_push */
 };
 
 /* Monotonic milliseconds. */
@@ -135,15 +135,15 @@ typedef struct store_stmt {
 extern const store_stmt store_statements[];
 
 typedef struct store_db {
-    PGconn *pg;             /* NULL while down */
-    const char *conninfo;   /* borrowed */
-    const char *label;      /* "writer", "reader-0" */
-    bool pipeline;          /* keep the connection in pipeline mode */
-    int64_t next_try_ms;    /* no reconnect before this */
-    int backoff_ms;         /* next delay: 100 ms doubling to 5 s */
-    bool connected_once;    /* later connects count as reconnects */
-    metric *reconnects;     /* may be NULL */
-    void *owner;            /* the thread's server context */
+    PGconn *pg;           /* NULL while down */
+    const char *conninfo; /* borrowed */
+    const char *label;    /* "writer", "reader-0" */
+    bool pipeline;        /* keep the connection in pipeline mode */
+    int64_t next_try_ms;  /* no reconnect before this */
+    int backoff_ms;       /* next delay: 100 ms doubling to 5 s */
+    bool connected_once;  /* later connects count as reconnects */
+    metric *reconnects;   /* may be NULL */
+    void *owner;          /* the thread's server context */
     char errstr[256];
 } store_db;
 
@@ -195,8 +195,8 @@ typedef struct store_queue {
     pthread_cond_t cv;
     store_op *head, *tail;
     int len;
-    int wake_at;      /* 0: signal every push (many consumers); else only at
-                       * len 1 and len == wake_at (the batcher's batch_max) */
+    int wake_at; /* 0: signal every push (many consumers); else only at
+                  * len 1 and len == wake_at (the batcher's batch_max) */
     bool stopping;
 } store_queue;
 
@@ -211,14 +211,14 @@ void store_queue_destroy(store_queue *q);
 bool store_queue_push(store_queue *q, store_op *op);
 
 typedef struct store_metrics {
-    metric *batches;      /* store_batches_total */
-    metric *batch_ops;    /* store_batch_ops_total */
-    metric *batch_size;   /* store_batch_size histogram */
-    metric *tx;           /* store_tx_total */
-    metric *retries;      /* store_batch_retries_total */
-    metric *reconnects;   /* store_db_reconnects_total */
-    metric *db_up;        /* store_db_up (writer) */
-    metric *read_ops;     /* store_read_ops_total */
+    metric *batches;            /* store_batches_total */
+    metric *batch_ops;          /* store_batch_ops_total */
+    metric *batch_size;         /* store_batch_size histogram */
+    metric *tx;                 /* store_tx_total */
+    metric *retries;            /* store_batch_retries_total */
+    metric *reconnects;         /* store_db_reconnects_total */
+    metric *db_up;              /* store_db_up (writer) */
+    metric *read_ops;           /* store_read_ops_total */
     metric *failed_unavailable; /* store_ops_unavailable_total */
 } store_metrics;
 
@@ -230,7 +230,7 @@ void store_metrics_init(store_metrics *m, metrics_registry *r);
 struct store_server {
     store_config cfg;
     store_metrics m;
-    metrics_registry *own_registry;  /* when not given one */
+    metrics_registry *own_registry; /* when not given one */
 
     store_queue writeq;
     pthread_t writer;
@@ -241,7 +241,7 @@ struct store_server {
     pthread_t *readers;
     store_db *reader_dbs;
     int nreaders;
-    atomic_bool readers_up;          /* at least the last reader attempt worked */
+    atomic_bool readers_up; /* at least the last reader attempt worked */
 
     bool started;
 };
@@ -331,12 +331,12 @@ store_next store_respond_invitation_begin(store_op *op);
 store_next store_list_invitations_begin(store_op *op); /* AccountRef */
 store_next store_get_invitation_begin(store_op *op);   /* InvitationRef */
 store_next store_create_game_begin(store_op *op);
-store_next store_load_game_begin(store_op *op);        /* GameRef */
+store_next store_load_game_begin(store_op *op); /* GameRef */
 store_next store_list_games_begin(store_op *op);
 store_next store_commit_move_begin(store_op *op);
 store_next store_finish_game_begin(store_op *op);
 store_next store_append_chat_begin(store_op *op);
-store_next store_list_chat_begin(store_op *op);        /* ListChatRequest */
+store_next store_list_chat_begin(store_op *op); /* ListChatRequest */
 
 /* Sets op->st to INVALID_ARGUMENT with `reason` about `field`; returns
  * STORE_NEXT_DONE. */

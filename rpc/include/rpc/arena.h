@@ -34,7 +34,12 @@ size_t rpc_arena_used(const rpc_arena *a);
 
 /* Allocate a protobuf-c message of type T (e.g. Scrabble__V1__Move) from the
  * arena and run its init function. */
-#define RPC_ARENA_MSG(a, T, init_fn) \
-    ({ T *m__ = rpc_arena_alloc((a), sizeof(T)); if (m__) init_fn(m__); m__; })
+#define RPC_ARENA_MSG(a, T, init_fn)                                                               \
+    ({                                                                                             \
+        T *m__ = rpc_arena_alloc((a), sizeof(T));                                                  \
+        if (m__)                                                                                   \
+            init_fn(m__);                                                                          \
+        m__;                                                                                       \
+    })
 
 #endif

@@ -23,23 +23,33 @@ typedef enum cfg_kind {
 typedef struct cfg_option {
     const char *name;
     cfg_kind kind;
-    size_t offset;   /* into the table's target struct */
-    size_t size;     /* CFG_STRING: the buffer's size */
+    size_t offset; /* into the table's target struct */
+    size_t size;   /* CFG_STRING: the buffer's size */
     long long min, max;
     const char *def; /* NULL: keep the value already in the struct */
     const char *help;
 } cfg_option;
 
-#define CFG_INT_OPT(st, field, name, min, max, def, help) \
-    { name, CFG_INT, offsetof(st, field), sizeof(((st *)0)->field), min, max, def, help }
-#define CFG_INT64_OPT(st, field, name, min, max, def, help) \
-    { name, CFG_INT64, offsetof(st, field), sizeof(((st *)0)->field), min, max, def, help }
-#define CFG_BOOL_OPT(st, field, name, def, help) \
-    { name, CFG_BOOL, offsetof(st, field), sizeof(((st *)0)->field), 0, 1, def, help }
-#define CFG_STR_OPT(st, field, name, def, help) \
-    { name, CFG_STRING, offsetof(st, field), sizeof(((st *)0)->field), 0, 0, def, help }
-#define CFG_DUR_OPT(st, field, name, min, max, def, help) \
-    { name, CFG_DURATION, offsetof(st, field), sizeof(((st *)0)->field), min, max, def, help }
+#define CFG_INT_OPT(st, field, name, min, max, def, help)                                          \
+    {                                                                                              \
+        name, CFG_INT, offsetof(st, field), sizeof(((st *)0)->field), min, max, def, help          \
+    }
+#define CFG_INT64_OPT(st, field, name, min, max, def, help)                                        \
+    {                                                                                              \
+        name, CFG_INT64, offsetof(st, field), sizeof(((st *)0)->field), min, max, def, help        \
+    }
+#define CFG_BOOL_OPT(st, field, name, def, help)                                                   \
+    {                                                                                              \
+        name, CFG_BOOL, offsetof(st, field), sizeof(((st *)0)->field), 0, 1, def, help             \
+    }
+#define CFG_STR_OPT(st, field, name, def, help)                                                    \
+    {                                                                                              \
+        name, CFG_STRING, offsetof(st, field), sizeof(((st *)0)->field), 0, 0, def, help           \
+    }
+#define CFG_DUR_OPT(st, field, name, min, max, def, help)                                          \
+    {                                                                                              \
+        name, CFG_DURATION, offsetof(st, field), sizeof(((st *)0)->field), min, max, def, help     \
+    }
 
 /* One table and the struct it fills. */
 typedef struct cfg_table {
@@ -56,9 +66,9 @@ enum { CFG_OK = 0, CFG_ERROR = -1, CFG_HELP = 1 };
  * err. Arguments that are not flags (no leading "--") are left alone and
  * their indexes stored in positional[] (up to *npositional, updated) when
  * positional is not NULL; otherwise they are an error. */
-int cfg_load(const cfg_table *tables, size_t ntables, const char *env_prefix,
-             const char *prog, int argc, char **argv, int first,
-             int *positional, int *npositional, char *err, size_t errlen);
+int cfg_load(const cfg_table *tables, size_t ntables, const char *env_prefix, const char *prog,
+             int argc, char **argv, int first, int *positional, int *npositional, char *err,
+             size_t errlen);
 
 /* Prints every option: flag, env twin, default, bounds, help. */
 void cfg_usage(FILE *out, const char *prog, const cfg_table *tables, size_t ntables,

@@ -8,7 +8,13 @@
 #ifndef RPC_LOG_H
 #define RPC_LOG_H
 
-enum log_level { LOG_LEVEL_DEBUG = 0, LOG_LEVEL_INFO, LOG_LEVEL_WARN, LOG_LEVEL_ERROR, LOG_LEVEL_OFF };
+enum log_level {
+    LOG_LEVEL_DEBUG = 0,
+    LOG_LEVEL_INFO,
+    LOG_LEVEL_WARN,
+    LOG_LEVEL_ERROR,
+    LOG_LEVEL_OFF
+};
 
 /* The process's log threshold and service label, set once at start. */
 extern int log_threshold;
@@ -19,8 +25,11 @@ int log_level_parse(const char *name);
 void log_emit(int level, const char *event, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define log_at(lvl, event, ...) \
-    do { if ((lvl) >= log_threshold) log_emit((lvl), (event), __VA_ARGS__); } while (0)
+#define log_at(lvl, event, ...)                                                                    \
+    do {                                                                                           \
+        if ((lvl) >= log_threshold)                                                                \
+            log_emit((lvl), (event), __VA_ARGS__);                                                 \
+    } while (0)
 #define log_debug(event, ...) log_at(LOG_LEVEL_DEBUG, event, __VA_ARGS__)
 #define log_info(event, ...) log_at(LOG_LEVEL_INFO, event, __VA_ARGS__)
 #define log_warn(event, ...) log_at(LOG_LEVEL_WARN, event, __VA_ARGS__)

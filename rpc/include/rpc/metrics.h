@@ -21,16 +21,17 @@ void metrics_registry_destroy(metrics_registry *r);
  * may share a name with different labels (one HELP/TYPE block). The metric
  * belongs to the registry. Thread-safe, but meant for start-up and for rare
  * first-use registration. */
-metric *metrics_counter(metrics_registry *r, const char *name, const char *labels, const char *help);
+metric *metrics_counter(metrics_registry *r, const char *name, const char *labels,
+                        const char *help);
 metric *metrics_gauge(metrics_registry *r, const char *name, const char *labels, const char *help);
 /* Buckets are upper bounds in ascending order (+Inf is implicit). */
 metric *metrics_histogram(metrics_registry *r, const char *name, const char *labels,
                           const char *help, const double *bounds, size_t nbounds);
 
-void metric_add(metric *m, int64_t delta);   /* counter or gauge */
-void metric_set(metric *m, int64_t value);   /* gauge */
+void metric_add(metric *m, int64_t delta);    /* counter or gauge */
+void metric_set(metric *m, int64_t value);    /* gauge */
 void metric_observe(metric *m, double value); /* histogram */
-int64_t metric_value(const metric *m);       /* counter/gauge; histogram: count */
+int64_t metric_value(const metric *m);        /* counter/gauge; histogram: count */
 
 /* Latency buckets in seconds, 50 µs .. 10 s, shared by call histograms. */
 extern const double metrics_latency_bounds[];

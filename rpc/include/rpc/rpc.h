@@ -65,15 +65,15 @@ typedef struct rpc_tls_config {
 /* Server                                                              */
 
 typedef struct rpc_server_config {
-    char listen[128];          /* "127.0.0.1:7000"; port 0 picks a free one */
-    char metrics_listen[128];  /* "127.0.0.1:9000"; "" turns metrics off */
-    int workers;               /* worker threads, each with its own queue */
-    int max_message_bytes;     /* larger requests: RESOURCE_EXHAUSTED */
-    int max_concurrent_streams;/* HTTP/2 streams per client connection */
-    int keepalive_ms;          /* server keepalive ping interval */
-    int shutdown_grace_ms;     /* in-flight calls get this long on SIGTERM */
-    int stream_queue_limit;    /* default per-stream queued messages */
-    rpc_tls_config tls;        /* this server's own port */
+    char listen[128];           /* "127.0.0.1:7000"; port 0 picks a free one */
+    char metrics_listen[128];   /* "127.0.0.1:9000"; "" turns metrics off */
+    int workers;                /* worker threads, each with its own queue */
+    int max_message_bytes;      /* larger requests: RESOURCE_EXHAUSTED */
+    int max_concurrent_streams; /* HTTP/2 streams per client connection */
+    int keepalive_ms;           /* server keepalive ping interval */
+    int shutdown_grace_ms;      /* in-flight calls get this long on SIGTERM */
+    int stream_queue_limit;     /* default per-stream queued messages */
+    rpc_tls_config tls;         /* this server's own port */
     /* The identity this process presents when it calls other services of
      * ours (mutual TLS between services); plaintext when empty. Services
      * pass it to rpc_channel_create for their downstream channels. */
@@ -93,14 +93,14 @@ typedef struct rpc_call rpc_call;
 typedef void (*rpc_handler)(rpc_call *call, const ProtobufCMessage *request, void *svc);
 
 typedef struct rpc_method_impl {
-    const char *name;     /* method name as in the .proto, e.g. "CommitMove" */
+    const char *name; /* method name as in the .proto, e.g. "CommitMove" */
     rpc_handler handler;
 } rpc_method_impl;
 
 /* Creates a server; nothing listens until rpc_server_start. NULL on error
  * (message in err). Free with rpc_server_destroy. */
-rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_label,
-                              char *err, size_t errlen);
+rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_label, char *err,
+                              size_t errlen);
 
 /* Registers every method of `svc` (from protoc-c); methods listed in `impls`
  * (terminated by an entry with name NULL) get their handler, the others
@@ -170,8 +170,8 @@ void rpc_call_on_cancel(rpc_call *call, rpc_cancel_cb cb, void *arg);
 void rpc_call_reply(rpc_call *call, const ProtobufCMessage *reply);
 /* Finishes a call with an error status, a stable reason (may be NULL) for
  * the `scrabble-reason` trailer, and a printf-style human message. */
-void rpc_call_fail(rpc_call *call, grpc_status_code code, const char *reason,
-                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void rpc_call_fail(rpc_call *call, grpc_status_code code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 void rpc_call_fail_status(rpc_call *call, const rpc_status *st);
 /* Finishes a call with pre-packed reply bytes (taken over; may be NULL) and
  * a status (the gateway's forwarding path). */
@@ -189,8 +189,8 @@ void rpc_stream_begin(rpc_call *call);
 void rpc_stream_set_limit(rpc_call *call, int max_queued);
 /* Ends a stream after the queued messages are sent: OK when code is
  * GRPC_STATUS_OK. Thread-safe; later calls are ignored. */
-void rpc_call_finish(rpc_call *call, grpc_status_code code, const char *reason,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void rpc_call_finish(rpc_call *call, grpc_status_code code, const char *reason, const char *fmt,
+                     ...) __attribute__((format(printf, 4, 5)));
 
 /* The worker thread's index (0..workers-1), or -1 off a worker. */
 int rpc_current_worker(void);
@@ -205,8 +205,8 @@ typedef struct rpc_channel_opts {
     /* Keep this channel on its own TCP connection (one per simulated
      * client); otherwise channels with the same target share one. */
     bool own_connection;
-    int keepalive_ms;        /* 0: the runtime default (no pings) */
-    int max_message_bytes;   /* 0: default */
+    int keepalive_ms;          /* 0: the runtime default (no pings) */
+    int max_message_bytes;     /* 0: default */
     const rpc_tls_config *tls; /* NULL or empty cert/ca: plaintext */
 } rpc_channel_opts;
 
@@ -229,19 +229,19 @@ rpc_loop *rpc_loop_start(const char *name);
 void rpc_loop_stop(rpc_loop *loop); /* waits for pending calls to complete */
 
 typedef struct rpc_metadata {
-    const char *key;   /* lower case */
+    const char *key; /* lower case */
     const char *value;
 } rpc_metadata;
 
 typedef struct rpc_client_opts {
-    int64_t timeout_ms;        /* 0: 5000 */
-    rpc_call *parent;          /* the deadline is the earlier of the two */
+    int64_t timeout_ms; /* 0: 5000 */
+    rpc_call *parent;   /* the deadline is the earlier of the two */
     const rpc_metadata *md;
     size_t md_count;
     /* Decode the reply here (e.g. the inbound call's arena) so it outlives
      * the callback; NULL: the reply is freed when the callback returns. */
     rpc_arena *arena;
-    rpc_loop *loop;            /* NULL: as in the threading contract */
+    rpc_loop *loop; /* NULL: as in the threading contract */
 } rpc_client_opts;
 
 /* `reply` is NULL unless st->code is OK. */
@@ -251,8 +251,8 @@ typedef void (*rpc_unary_cb)(void *arg, const rpc_status *st, ProtobufCMessage *
  * ("/scrabble.v1.Store/CommitMove"). Returns RPC_OK, or an error code (the
  * callback is then not called). */
 int rpc_client_unary(rpc_channel *ch, const char *method, const ProtobufCMessage *req,
-                     const ProtobufCMessageDescriptor *reply_desc,
-                     const rpc_client_opts *opts, rpc_unary_cb cb, void *arg);
+                     const ProtobufCMessageDescriptor *reply_desc, const rpc_client_opts *opts,
+                     rpc_unary_cb cb, void *arg);
 
 /* Raw variant: `req` is not consumed; `reply` is the callee's to destroy
  * (grpc_byte_buffer_destroy), NULL on error or when the server sent none. */
@@ -266,8 +266,7 @@ int rpc_client_raw(rpc_channel *ch, const char *method, grpc_byte_buffer *req,
 grpc_status_code rpc_client_unary_sync(rpc_channel *ch, const char *method,
                                        const ProtobufCMessage *req,
                                        const ProtobufCMessageDescriptor *reply_desc,
-                                       const rpc_client_opts *opts,
-                                       ProtobufCAllocator *alloc,
+                                       const rpc_client_opts *opts, ProtobufCAllocator *alloc,
                                        ProtobufCMessage **reply, rpc_status *st);
 
 /* Server-streaming client call. on_msg gets each message (freed when it
@@ -279,8 +278,7 @@ typedef void (*rpc_stream_end_cb)(void *arg, const rpc_status *st);
 rpc_client_stream *rpc_client_stream_open(rpc_channel *ch, const char *method,
                                           const ProtobufCMessage *req,
                                           const ProtobufCMessageDescriptor *reply_desc,
-                                          const rpc_client_opts *opts,
-                                          rpc_stream_msg_cb on_msg,
+                                          const rpc_client_opts *opts, rpc_stream_msg_cb on_msg,
                                           rpc_stream_end_cb on_end, void *arg);
 /* Cancels; on_end still follows (CANCELLED). Safe until on_end has run. */
 void rpc_client_stream_cancel(rpc_client_stream *st);
@@ -298,7 +296,7 @@ ProtobufCMessage *rpc_unpack(const ProtobufCMessageDescriptor *desc, grpc_byte_b
 
 /* "/<package>.<Service>/<Method>" for method `name` of `svc`, written into
  * buf; returns buf. */
-const char *rpc_method_path(const ProtobufCServiceDescriptor *svc, const char *name,
-                            char *buf, size_t len);
+const char *rpc_method_path(const ProtobufCServiceDescriptor *svc, const char *name, char *buf,
+                            size_t len);
 
 #endif

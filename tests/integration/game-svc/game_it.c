@@ -89,19 +89,19 @@ static void done(reply *r)
     r->msg = NULL;
 }
 
-#define EXPECT_OK(rc_, r)                                                                       \
-    do {                                                                                        \
-        if ((rc_) != GRPC_STATUS_OK)                                                            \
-            fail_msg("%s:%d: %s %s: %s", __FILE__, __LINE__, rpc_status_code_name((r)->st.code), \
-                     (r)->st.reason, (r)->st.message);                                           \
+#define EXPECT_OK(rc_, r)                                                                          \
+    do {                                                                                           \
+        if ((rc_) != GRPC_STATUS_OK)                                                               \
+            fail_msg("%s:%d: %s %s: %s", __FILE__, __LINE__, rpc_status_code_name((r)->st.code),   \
+                     (r)->st.reason, (r)->st.message);                                             \
     } while (0)
 
-#define EXPECT_FAIL(rc_, r, want_code, want_reason)                                             \
-    do {                                                                                        \
-        if ((rc_) != (want_code) || strcmp((r)->st.reason, (want_reason)) != 0)                \
-            fail_msg("%s:%d: got %s %s (%s), want %s %s", __FILE__, __LINE__,                   \
-                     rpc_status_code_name((r)->st.code), (r)->st.reason, (r)->st.message,       \
-                     rpc_status_code_name(want_code), (want_reason));                           \
+#define EXPECT_FAIL(rc_, r, want_code, want_reason)                                                \
+    do {                                                                                           \
+        if ((rc_) != (want_code) || strcmp((r)->st.reason, (want_reason)) != 0)                    \
+            fail_msg("%s:%d: got %s %s (%s), want %s %s", __FILE__, __LINE__,                      \
+                     rpc_status_code_name((r)->st.code), (r)->st.reason, (r)->st.message,          \
+                     rpc_status_code_name(want_code), (want_reason));                              \
     } while (0)
 
 /* ------------------------------------------------------------------ */
@@ -141,7 +141,8 @@ static void mirror_init(game *g)
     EXPECT_OK(scall("LoadGame", &ref.base, &scrabble__v1__game_record__descriptor, &r), &r);
     Scrabble__V1__GameRecord *rec = (Scrabble__V1__GameRecord *)r.msg;
     assert_int_equal(rec->n_seats, g->nseats);
-    assert_int_equal(game_rules_init(&g->mirror, lex, solver_dist_english(), rec->seed, g->nseats), 0);
+    assert_int_equal(game_rules_init(&g->mirror, lex, solver_dist_english(), rec->seed, g->nseats),
+                     0);
     for (int s = 0; s < g->nseats; s++)
         g->mirror.seats[s].account_id = g->acc[s];
     /* Moves already made (crash-after): replay them too. */
@@ -186,16 +187,19 @@ static void new_game(game *g, int n)
     /* Before everyone accepted: no game yet. */
     Scrabble__V1__CreateGameRequest cg = SCRABBLE__V1__CREATE_GAME_REQUEST__INIT;
     cg.invitation_id = inv;
-    grpc_status_code c = gcall(g->acc[0], "CreateGame", &cg.base, &scrabble__v1__game_state__descriptor, &r);
+    grpc_status_code c =
+        gcall(g->acc[0], "CreateGame", &cg.base, &scrabble__v1__game_state__descriptor, &r);
     EXPECT_FAIL(c, &r, GRPC_STATUS_FAILED_PRECONDITION, "invitation_closed");
     done(&r);
 
     for (int s = 1; s < n; s++) {
-        Scrabble__V1__StoreRespondInvitationRequest ri = SCRABBLE__V1__STORE_RESPOND_INVITATION_REQUEST__INIT;
+        Scrabble__V1__StoreRespondInvitationRequest ri =
+            SCRABBLE__V1__STORE_RESPOND_INVITATION_REQUEST__INIT;
         ri.account_id = g->acc[s];
         ri.invitation_id = inv;
         ri.accept = true;
-        EXPECT_OK(scall("RespondInvitation", &ri.base, &scrabble__v1__invitation__descriptor, &r), &r);
+        EXPECT_OK(scall("RespondInvitation", &ri.base, &scrabble__v1__invitation__descriptor, &r),
+                  &r);
         done(&r);
     }
     c = gcall(g->acc[n - 1], "CreateGame", &cg.base, &scrabble__v1__game_state__descriptor, &r);
@@ -222,7 +226,8 @@ static Scrabble__V1__GameState *get_state(game *g, int seat, reply *r)
 {
     Scrabble__V1__GameRef ref = SCRABBLE__V1__GAME_REF__INIT;
     ref.game_id = g->id;
-    EXPECT_OK(gcall(g->acc[seat], "GetState", &ref.base, &scrabble__v1__game_state__descriptor, r), r);
+    EXPECT_OK(gcall(g->acc[seat], "GetState", &ref.base, &scrabble__v1__game_state__descriptor, r),
+              r);
     return (Scrabble__V1__GameState *)r->msg;
 }
 
@@ -501,8 +506,8 @@ static void *sub_main(void *arg)
         if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
             strcmp(r->element[0]->str, "message") == 0) {
             int64_t acc = atoll(r->element[1]->str + 3);
-            Scrabble__V1__Event *ev =
-                scrabble__v1__event__unpack(NULL, r->element[2]->len, (uint8_t *)r->element[2]->str);
+            Scrabble__V1__Event *ev = scrabble__v1__event__unpack(NULL, r->element[2]->len,
+                                                                  (uint8_t *)r->element[2]->str);
             pthread_mutex_lock(&s->mu);
             for (int i = 0; ev && i < s->n; i++)
                 if (s->acc[i] == acc && ev->type < 8)
@@ -550,8 +555,8 @@ static void sub_wait(subscriber *s, int seat, int type, int at_least)
     while (sub_count(s, seat, type) < at_least && now_s() - t0 < 5)
         usleep(10000);
     if (sub_count(s, seat, type) < at_least)
-        fail_msg("seat %d got %d events of type %d, want >= %d", seat, sub_count(s, seat, type), type,
-                 at_least);
+        fail_msg("seat %d got %d events of type %d, want >= %d", seat, sub_count(s, seat, type),
+                 type, at_least);
 }
 
 static void sub_stop(subscriber *s)
@@ -627,7 +632,8 @@ static bool phony_pair(const char *rack, char *a, char *b)
     return false;
 }
 
-static void expect_illegal(game *g, int seat, const solver_placement *p, size_t n, const char *reason)
+static void expect_illegal(game *g, int seat, const solver_placement *p, size_t n,
+                           const char *reason)
 {
     reply r = {0};
     char want[64];
@@ -979,8 +985,7 @@ static void test_drafts_events_social(void **state)
     done(&r);
 
     /* History, with exchanged tiles only in the mover's own view. */
-    while (g.mirror.status == GAME_STATUS_ACTIVE && g.mirror.bag.n >= 7 &&
-           g.mirror.seq < 3) {
+    while (g.mirror.status == GAME_STATUS_ACTIVE && g.mirror.bag.n >= 7 && g.mirror.seq < 3) {
         play_one(&g, false);
     }
     if (g.mirror.bag.n >= 7) {
@@ -993,20 +998,26 @@ static void test_drafts_events_social(void **state)
         done(&r);
         Scrabble__V1__GetHistoryRequest gh = SCRABBLE__V1__GET_HISTORY_REQUEST__INIT;
         gh.game_id = g.id;
-        EXPECT_OK(gcall(g.acc[s], "GetHistory", &gh.base, &scrabble__v1__get_history_reply__descriptor, &r), &r);
+        EXPECT_OK(gcall(g.acc[s], "GetHistory", &gh.base,
+                        &scrabble__v1__get_history_reply__descriptor, &r),
+                  &r);
         Scrabble__V1__GetHistoryReply *h = (Scrabble__V1__GetHistoryReply *)r.msg;
         assert_int_equal(h->n_moves, g.seq);
         assert_int_equal(h->seq, g.seq);
         assert_string_equal(h->moves[h->n_moves - 1]->exchanged_tiles, rack);
         assert_int_equal(h->moves[h->n_moves - 1]->exchanged_count, 3);
         done(&r);
-        EXPECT_OK(gcall(g.acc[1 - s], "GetHistory", &gh.base, &scrabble__v1__get_history_reply__descriptor, &r), &r);
+        EXPECT_OK(gcall(g.acc[1 - s], "GetHistory", &gh.base,
+                        &scrabble__v1__get_history_reply__descriptor, &r),
+                  &r);
         h = (Scrabble__V1__GetHistoryReply *)r.msg;
         assert_string_equal(h->moves[h->n_moves - 1]->exchanged_tiles, "");
         assert_int_equal(h->moves[h->n_moves - 1]->exchanged_count, 3);
         done(&r);
         gh.since_seq = g.seq - 1;
-        EXPECT_OK(gcall(g.acc[s], "GetHistory", &gh.base, &scrabble__v1__get_history_reply__descriptor, &r), &r);
+        EXPECT_OK(gcall(g.acc[s], "GetHistory", &gh.base,
+                        &scrabble__v1__get_history_reply__descriptor, &r),
+                  &r);
         assert_int_equal(((Scrabble__V1__GetHistoryReply *)r.msg)->n_moves, 1);
         done(&r);
     }
@@ -1039,7 +1050,7 @@ static void test_game_started_events(void **state)
             break;
         if (m->type == REDIS_REPLY_ARRAY && m->elements == 4) {
             Scrabble__V1__Event *ev = scrabble__v1__event__unpack(NULL, m->element[3]->len,
-                                                                 (uint8_t *)m->element[3]->str);
+                                                                  (uint8_t *)m->element[3]->str);
             if (ev && ev->game_id == g.id) {
                 if (ev->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_STARTED) {
                     started++;
@@ -1075,8 +1086,8 @@ static void save_acked(const game *g)
     snprintf(tmp, sizeof tmp, "%s.tmp", state_file);
     FILE *f = fopen(tmp, "w");
     assert_non_null(f);
-    fprintf(f, "%lld %lld %lld %lld %lld\n", (long long)g->id, (long long)g->seq, (long long)g->acc[0],
-            (long long)g->acc[1], (long long)g->acc[2]);
+    fprintf(f, "%lld %lld %lld %lld %lld\n", (long long)g->id, (long long)g->seq,
+            (long long)g->acc[0], (long long)g->acc[1], (long long)g->acc[2]);
     fflush(f);
     fsync(fileno(f));
     fclose(f);
@@ -1228,7 +1239,8 @@ static void test_redis_down(void **state)
     sd.game_id = g.id;
     for (int i = 0; i < 3; i++) {
         double t0 = now_s();
-        grpc_status_code c = gcall(g.acc[0], "SaveDraft", &sd.base, &scrabble__v1__draft__descriptor, &r);
+        grpc_status_code c =
+            gcall(g.acc[0], "SaveDraft", &sd.base, &scrabble__v1__draft__descriptor, &r);
         double dt = now_s() - t0;
         EXPECT_FAIL(c, &r, GRPC_STATUS_UNAVAILABLE, "drafts_unavailable");
         done(&r);
@@ -1274,14 +1286,10 @@ int main(int argc, char **argv)
     int rc;
     if (strcmp(mode, "games") == 0) {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_full_game_2),
-            cmocka_unit_test(test_full_game_3),
-            cmocka_unit_test(test_full_game_4),
-            cmocka_unit_test(test_resign),
-            cmocka_unit_test(test_bad_input),
-            cmocka_unit_test(test_idempotent_retry),
-            cmocka_unit_test(test_concurrent_submits),
-            cmocka_unit_test(test_drafts_events_social),
+            cmocka_unit_test(test_full_game_2),         cmocka_unit_test(test_full_game_3),
+            cmocka_unit_test(test_full_game_4),         cmocka_unit_test(test_resign),
+            cmocka_unit_test(test_bad_input),           cmocka_unit_test(test_idempotent_retry),
+            cmocka_unit_test(test_concurrent_submits),  cmocka_unit_test(test_drafts_events_social),
             cmocka_unit_test(test_game_started_events),
         };
         rc = cmocka_run_group_tests_name("game-svc games", tests, NULL, NULL);

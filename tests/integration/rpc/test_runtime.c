@@ -60,8 +60,8 @@ static void on_downstream(void *arg, const rpc_status *st, ProtobufCMessage *rep
     deferred *d = arg;
     /* The completion must land on the worker that started the call. */
     if (rpc_current_worker() != d->worker) {
-        rpc_call_fail(d->call, GRPC_STATUS_INTERNAL, "wrong_thread", "callback on worker %d, not %d",
-                      rpc_current_worker(), d->worker);
+        rpc_call_fail(d->call, GRPC_STATUS_INTERNAL, "wrong_thread",
+                      "callback on worker %d, not %d", rpc_current_worker(), d->worker);
         return;
     }
     if (st->code != GRPC_STATUS_OK) {
@@ -89,7 +89,8 @@ static void h_get_profile(rpc_call *call, const ProtobufCMessage *msg, void *svc
     cw.word = req->handle;
     rpc_client_opts opts = {.parent = call, .arena = rpc_call_arena(call), .timeout_ms = 2000};
     if (rpc_client_unary(t->self, "/scrabble.v1.Edge/CheckWord", &cw.base,
-                         &scrabble__v1__check_word_reply__descriptor, &opts, on_downstream, d) != RPC_OK)
+                         &scrabble__v1__check_word_reply__descriptor, &opts, on_downstream,
+                         d) != RPC_OK)
         rpc_call_fail(call, GRPC_STATUS_INTERNAL, "internal", "downstream call failed to start");
 }
 
@@ -143,7 +144,8 @@ static int setup(void **state)
         {"CheckWord", h_check_word}, {"GetProfile", h_get_profile}, {"ListGames", h_list_games},
         {"Subscribe", h_subscribe},  {"ListChat", h_list_chat},     {NULL, NULL},
     };
-    assert_int_equal(rpc_server_add_service(T.server, &scrabble__v1__edge__descriptor, impls, &T), RPC_OK);
+    assert_int_equal(rpc_server_add_service(T.server, &scrabble__v1__edge__descriptor, impls, &T),
+                     RPC_OK);
     T.port = rpc_server_start(T.server, err, sizeof(err));
     assert_true(T.port > 0);
     char target[64];
@@ -372,7 +374,8 @@ static void test_health_check_and_watch(void **state)
     ProtobufCMessage *reply;
     rpc_status st;
     assert_int_equal(call_sync("/grpc.health.v1.Health/Check", &req.base,
-                               &grpc__health__v1__health_check_response__descriptor, 2000, &reply, &st),
+                               &grpc__health__v1__health_check_response__descriptor, 2000, &reply,
+                               &st),
                      GRPC_STATUS_OK);
     assert_int_equal(((Grpc__Health__V1__HealthCheckResponse *)reply)->status,
                      GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING);
@@ -380,14 +383,16 @@ static void test_health_check_and_watch(void **state)
 
     req.service = "no.such.Service";
     assert_int_equal(call_sync("/grpc.health.v1.Health/Check", &req.base,
-                               &grpc__health__v1__health_check_response__descriptor, 2000, &reply, &st),
+                               &grpc__health__v1__health_check_response__descriptor, 2000, &reply,
+                               &st),
                      GRPC_STATUS_NOT_FOUND);
 
     stream_result r = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     req.service = "scrabble.v1.Edge";
-    rpc_client_stream *s = rpc_client_stream_open(T.self, "/grpc.health.v1.Health/Watch", &req.base,
-                                                  &grpc__health__v1__health_check_response__descriptor,
-                                                  NULL, on_stream_msg, on_stream_end, &r);
+    rpc_client_stream *s =
+        rpc_client_stream_open(T.self, "/grpc.health.v1.Health/Watch", &req.base,
+                               &grpc__health__v1__health_check_response__descriptor, NULL,
+                               on_stream_msg, on_stream_end, &r);
     wait_for(&r, 1, false);
     assert_int_equal(r.messages, 1);
     rpc_server_set_serving(T.server, "scrabble.v1.Edge", false);
@@ -416,9 +421,9 @@ static void test_many_concurrent_deferred(void **state)
         grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&s, 1);
         grpc_slice_unref(s);
         rpc_client_opts opts = {.timeout_ms = 5000};
-        assert_int_equal(rpc_client_raw(T.self, "/scrabble.v1.Edge/GetProfile", bb, &opts, on_raw,
-                                        &results[i]),
-                         RPC_OK);
+        assert_int_equal(
+            rpc_client_raw(T.self, "/scrabble.v1.Edge/GetProfile", bb, &opts, on_raw, &results[i]),
+            RPC_OK);
         grpc_byte_buffer_destroy(bb);
     }
     for (int i = 0; i < N; i++) {

@@ -67,9 +67,9 @@ static grpc_status_code check(const rpc_tls_config *tls)
     rpc_client_opts opts = {.timeout_ms = 3000};
     ProtobufCMessage *reply = NULL;
     rpc_status st;
-    grpc_status_code code = rpc_client_unary_sync(ch, "/grpc.health.v1.Health/Check", &req.base,
-                                                  &grpc__health__v1__health_check_response__descriptor,
-                                                  &opts, NULL, &reply, &st);
+    grpc_status_code code = rpc_client_unary_sync(
+        ch, "/grpc.health.v1.Health/Check", &req.base,
+        &grpc__health__v1__health_check_response__descriptor, &opts, NULL, &reply, &st);
     if (reply)
         protobuf_c_message_free_unpacked(reply, NULL);
     rpc_channel_destroy(ch);

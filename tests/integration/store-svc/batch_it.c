@@ -186,8 +186,8 @@ static void test_bad_op_fails_alone(void **state)
     /* The failed batch, then each op alone. */
     assert_int_equal(metric_value(srv.m.tx), 1 + 11);
     char q[256];
-    snprintf(q, sizeof(q), "SELECT count(*) FROM game_moves WHERE game_id BETWEEN %d AND %d",
-             first, first + 9);
+    snprintf(q, sizeof(q), "SELECT count(*) FROM game_moves WHERE game_id BETWEEN %d AND %d", first,
+             first + 9);
     assert_int_equal(sql_count(q), 10);
     store_server_stop(&srv);
     rpc_arena_destroy(a);

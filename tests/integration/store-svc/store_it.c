@@ -53,8 +53,8 @@ static grpc_status_code call_t(const char *method, const void *req,
     rpc_status local;
     if (!st)
         st = &local;
-    grpc_status_code c = rpc_client_unary_sync(g_ch, path, req, rd, &o,
-                                               rpc_arena_allocator(g_arena), &reply, st);
+    grpc_status_code c =
+        rpc_client_unary_sync(g_ch, path, req, rd, &o, rpc_arena_allocator(g_arena), &reply, st);
     if (reply_out)
         *(ProtobufCMessage **)reply_out = reply;
     return c;
@@ -66,13 +66,13 @@ static grpc_status_code call(const char *method, const void *req,
     return call_t(method, req, rd, reply_out, st, 5000);
 }
 
-#define EXPECT_FAIL(code_, reason_, method, req, rd)                                   \
-    do {                                                                               \
-        rpc_status st_;                                                                \
-        grpc_status_code c_ = call(method, req, rd, NULL, &st_);                       \
-        if (c_ != (code_) || strcmp(st_.reason, reason_) != 0)                         \
-            fail_msg("%s: got %s/%s (%s), want %s/%s", method, rpc_status_code_name(c_), \
-                     st_.reason, st_.message, rpc_status_code_name(code_), reason_);   \
+#define EXPECT_FAIL(code_, reason_, method, req, rd)                                               \
+    do {                                                                                           \
+        rpc_status st_;                                                                            \
+        grpc_status_code c_ = call(method, req, rd, NULL, &st_);                                   \
+        if (c_ != (code_) || strcmp(st_.reason, reason_) != 0)                                     \
+            fail_msg("%s: got %s/%s (%s), want %s/%s", method, rpc_status_code_name(c_),           \
+                     st_.reason, st_.message, rpc_status_code_name(code_), reason_);               \
     } while (0)
 
 /* ---- helpers ---- */
@@ -106,14 +106,17 @@ static Scrabble__V1__GameRecord *new_game(int64_t *a_out, int64_t *b_out)
     ci.invitee_handles = handles;
     ci.n_invitee_handles = 1;
     Scrabble__V1__Invitation *inv = NULL;
-    assert_int_equal(call("CreateInvitation", &ci, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
+    assert_int_equal(
+        call("CreateInvitation", &ci, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
     assert_int_equal(inv->n_seats, 2);
     assert_string_equal(inv->lexicon, "wamerican");
-    Scrabble__V1__StoreRespondInvitationRequest ri = SCRABBLE__V1__STORE_RESPOND_INVITATION_REQUEST__INIT;
+    Scrabble__V1__StoreRespondInvitationRequest ri =
+        SCRABBLE__V1__STORE_RESPOND_INVITATION_REQUEST__INIT;
     ri.account_id = b->account_id;
     ri.invitation_id = inv->invitation_id;
     ri.accept = 1;
-    assert_int_equal(call("RespondInvitation", &ri, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
+    assert_int_equal(
+        call("RespondInvitation", &ri, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
     assert_int_equal(inv->seats[1]->answer, SCRABBLE__V1__INVITEE_ANSWER__INVITEE_ANSWER_ACCEPTED);
     Scrabble__V1__StoreCreateGameRequest cg = SCRABBLE__V1__STORE_CREATE_GAME_REQUEST__INIT;
     cg.invitation_id = inv->invitation_id;
@@ -241,12 +244,14 @@ static void test_accounts(void **state)
     Scrabble__V1__ResolveSessionRequest rs = SCRABBLE__V1__RESOLVE_SESSION_REQUEST__INIT;
     rs.token = l->token;
     Scrabble__V1__SessionInfo *si = NULL;
-    assert_int_equal(call("ResolveSession", &rs, &scrabble__v1__session_info__descriptor, &si, NULL), 0);
+    assert_int_equal(
+        call("ResolveSession", &rs, &scrabble__v1__session_info__descriptor, &si, NULL), 0);
     assert_int_equal(si->account_id, a->account_id);
     assert_string_equal(si->handle, evil);
     assert_true(si->expires_at_ms > 0);
     rs.token = a->token;
-    assert_int_equal(call("ResolveSession", &rs, &scrabble__v1__session_info__descriptor, &si, NULL), 0);
+    assert_int_equal(
+        call("ResolveSession", &rs, &scrabble__v1__session_info__descriptor, &si, NULL), 0);
     rs.token = "0000000000000000000000000000000000000000000000000000000000000000";
     EXPECT_FAIL(GRPC_STATUS_UNAUTHENTICATED, "unauthenticated", "ResolveSession", &rs,
                 &scrabble__v1__session_info__descriptor);
@@ -282,21 +287,27 @@ static void test_bad_input(void **state)
     Scrabble__V1__RegisterRequest rr = SCRABBLE__V1__REGISTER_REQUEST__INIT;
     rr.password = "pw";
     rr.handle = "";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "empty", "Register", &rr, &scrabble__v1__auth_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "empty", "Register", &rr,
+                &scrabble__v1__auth_reply__descriptor);
     rr.handle = "abcdefghijklmnopqrstuvwxyz0123456"; /* 33 */
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "too_long", "Register", &rr, &scrabble__v1__auth_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "too_long", "Register", &rr,
+                &scrabble__v1__auth_reply__descriptor);
     rr.handle = "bad\xc3\x28utf8";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "Register", &rr, &scrabble__v1__auth_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "Register", &rr,
+                &scrabble__v1__auth_reply__descriptor);
     rr.handle = "has space";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_handle", "Register", &rr, &scrabble__v1__auth_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_handle", "Register", &rr,
+                &scrabble__v1__auth_reply__descriptor);
     rr.handle = "tab\there";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_handle", "Register", &rr, &scrabble__v1__auth_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_handle", "Register", &rr,
+                &scrabble__v1__auth_reply__descriptor);
     rr.handle = uniq("ok");
     rr.password = "";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "empty", "Register", &rr, &scrabble__v1__auth_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "empty", "Register", &rr,
+                &scrabble__v1__auth_reply__descriptor);
     /* 32 code points of 2 bytes each is fine. */
-    rr.handle = rpc_arena_printf(g_arena, "%.*s", 32 * 2,
-        "éééééééééééééééééééééééééééééééééééééééééééé");
+    rr.handle =
+        rpc_arena_printf(g_arena, "%.*s", 32 * 2, "éééééééééééééééééééééééééééééééééééééééééééé");
     rr.password = "pw";
     Scrabble__V1__AuthReply *a = NULL;
     rpc_status st;
@@ -308,15 +319,18 @@ static void test_bad_input(void **state)
     up.account_id = me->account_id;
     up.display_name = "0123456789012345678901234567890123456789012345678901234567890123X"; /* 65 */
     up.bio = "";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "too_long", "UpdateProfile", &up, &scrabble__v1__profile__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "too_long", "UpdateProfile", &up,
+                &scrabble__v1__profile__descriptor);
     up.display_name = "\xff";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "UpdateProfile", &up, &scrabble__v1__profile__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "UpdateProfile", &up,
+                &scrabble__v1__profile__descriptor);
     up.display_name = "ok";
     char *bio = rpc_arena_alloc(g_arena, 282);
     memset(bio, 'b', 281);
     bio[281] = '\0';
     up.bio = bio;
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "too_long", "UpdateProfile", &up, &scrabble__v1__profile__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "too_long", "UpdateProfile", &up,
+                &scrabble__v1__profile__descriptor);
 
     /* Chat: too long, empty, bad UTF-8 (on a real game, so only the text is
      * wrong). */
@@ -329,25 +343,32 @@ static void test_bad_input(void **state)
     memset(text, 'x', 501);
     text[501] = '\0';
     ac.text = text;
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "too_long", "AppendChat", &ac, &scrabble__v1__chat_message__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "too_long", "AppendChat", &ac,
+                &scrabble__v1__chat_message__descriptor);
     ac.text = "";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "empty", "AppendChat", &ac, &scrabble__v1__chat_message__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "empty", "AppendChat", &ac,
+                &scrabble__v1__chat_message__descriptor);
     ac.text = "caf\xe9";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "AppendChat", &ac, &scrabble__v1__chat_message__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "AppendChat", &ac,
+                &scrabble__v1__chat_message__descriptor);
     ac.text = "\xed\xa0\x80 surrogate";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "AppendChat", &ac, &scrabble__v1__chat_message__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_utf8", "AppendChat", &ac,
+                &scrabble__v1__chat_message__descriptor);
     text[500] = '\0'; /* exactly 500 is fine */
     ac.text = text;
-    assert_int_equal(call("AppendChat", &ac, &scrabble__v1__chat_message__descriptor, NULL, NULL), 0);
+    assert_int_equal(call("AppendChat", &ac, &scrabble__v1__chat_message__descriptor, NULL, NULL),
+                     0);
 
     /* A malformed move and a bad page token. */
     Scrabble__V1__CommitMoveRequest cm = SCRABBLE__V1__COMMIT_MOVE_REQUEST__INIT;
     cm.game_id = g->game_id;
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_move", "CommitMove", &cm, &scrabble__v1__commit_move_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_move", "CommitMove", &cm,
+                &scrabble__v1__commit_move_reply__descriptor);
     Scrabble__V1__StoreListGamesRequest lg = SCRABBLE__V1__STORE_LIST_GAMES_REQUEST__INIT;
     lg.account_id = pa;
     lg.page_token = "'; DROP TABLE games; --";
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_page_token", "ListGames", &lg, &scrabble__v1__list_games_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "bad_page_token", "ListGames", &lg,
+                &scrabble__v1__list_games_reply__descriptor);
 }
 
 static void test_not_found(void **state)
@@ -355,7 +376,8 @@ static void test_not_found(void **state)
     const int64_t nope = 999999999;
     Scrabble__V1__GameRef gr = SCRABBLE__V1__GAME_REF__INIT;
     gr.game_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "LoadGame", &gr, &scrabble__v1__game_record__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "LoadGame", &gr,
+                &scrabble__v1__game_record__descriptor);
     Scrabble__V1__CommitMoveReply *cr;
     rpc_status st;
     assert_int_equal(commit(nope, make_move(1, 0, 1, 5), 1, &cr, &st), GRPC_STATUS_NOT_FOUND);
@@ -364,48 +386,60 @@ static void test_not_found(void **state)
     ac.game_id = nope;
     ac.account_id = 1;
     ac.text = "hi";
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "AppendChat", &ac, &scrabble__v1__chat_message__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "AppendChat", &ac,
+                &scrabble__v1__chat_message__descriptor);
     Scrabble__V1__ListChatRequest lc = SCRABBLE__V1__LIST_CHAT_REQUEST__INIT;
     lc.game_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "ListChat", &lc, &scrabble__v1__list_chat_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "ListChat", &lc,
+                &scrabble__v1__list_chat_reply__descriptor);
     Scrabble__V1__FinishGameRequest fg = SCRABBLE__V1__FINISH_GAME_REQUEST__INIT;
     Scrabble__V1__GameFinish fin = SCRABBLE__V1__GAME_FINISH__INIT;
     fin.end_reason = SCRABBLE__V1__END_REASON__END_REASON_RESIGN;
     fg.game_id = nope;
     fg.finish = &fin;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "FinishGame", &fg, &scrabble__v1__game_record__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "FinishGame", &fg,
+                &scrabble__v1__game_record__descriptor);
 
     Scrabble__V1__GetProfileRequest gp = SCRABBLE__V1__GET_PROFILE_REQUEST__INIT;
     gp.account_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "GetAccount", &gp, &scrabble__v1__profile__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "GetAccount", &gp,
+                &scrabble__v1__profile__descriptor);
     gp.account_id = 0;
     gp.handle = uniq("ghost");
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "GetAccount", &gp, &scrabble__v1__profile__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "GetAccount", &gp,
+                &scrabble__v1__profile__descriptor);
     Scrabble__V1__GetStatsRequest gs = SCRABBLE__V1__GET_STATS_REQUEST__INIT;
     gs.account_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "GetStats", &gs, &scrabble__v1__stats__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "GetStats", &gs,
+                &scrabble__v1__stats__descriptor);
     Scrabble__V1__StoreListGamesRequest lg = SCRABBLE__V1__STORE_LIST_GAMES_REQUEST__INIT;
     lg.account_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "ListGames", &lg, &scrabble__v1__list_games_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "ListGames", &lg,
+                &scrabble__v1__list_games_reply__descriptor);
     Scrabble__V1__AccountRef ar = SCRABBLE__V1__ACCOUNT_REF__INIT;
     ar.account_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "ListInvitations", &ar, &scrabble__v1__list_invitations_reply__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "ListInvitations", &ar,
+                &scrabble__v1__list_invitations_reply__descriptor);
     Scrabble__V1__StoreUpdateProfileRequest up = SCRABBLE__V1__STORE_UPDATE_PROFILE_REQUEST__INIT;
     up.account_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "UpdateProfile", &up, &scrabble__v1__profile__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "UpdateProfile", &up,
+                &scrabble__v1__profile__descriptor);
     Scrabble__V1__InvitationRef ir = SCRABBLE__V1__INVITATION_REF__INIT;
     ir.invitation_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "GetInvitation", &ir, &scrabble__v1__invitation__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "GetInvitation", &ir,
+                &scrabble__v1__invitation__descriptor);
     Scrabble__V1__StoreCreateGameRequest cg = SCRABBLE__V1__STORE_CREATE_GAME_REQUEST__INIT;
     cg.invitation_id = nope;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "CreateGame", &cg, &scrabble__v1__game_record__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "CreateGame", &cg,
+                &scrabble__v1__game_record__descriptor);
     Scrabble__V1__CreateInvitationRequest ci = SCRABBLE__V1__CREATE_INVITATION_REQUEST__INIT;
     Scrabble__V1__AuthReply *a = do_register(uniq("inv"), "pw");
     ci.inviter_id = a->account_id;
     char *h[1] = {uniq("ghost")};
     ci.invitee_handles = h;
     ci.n_invitee_handles = 1;
-    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "CreateInvitation", &ci, &scrabble__v1__invitation__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_NOT_FOUND, "not_found", "CreateInvitation", &ci,
+                &scrabble__v1__invitation__descriptor);
 }
 
 /* ---- games ---- */
@@ -422,7 +456,8 @@ static void test_invitations(void **state)
     ci.n_invitee_handles = 2;
     ci.lexicon = "wamerican";
     Scrabble__V1__Invitation *inv = NULL;
-    assert_int_equal(call("CreateInvitation", &ci, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
+    assert_int_equal(
+        call("CreateInvitation", &ci, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
     assert_int_equal(inv->n_seats, 3);
     assert_int_equal(inv->seats[2]->account_id, c->account_id);
     assert_int_equal(inv->status, SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN);
@@ -430,32 +465,41 @@ static void test_invitations(void **state)
     Scrabble__V1__AccountRef ar = SCRABBLE__V1__ACCOUNT_REF__INIT;
     ar.account_id = c->account_id;
     Scrabble__V1__ListInvitationsReply *li = NULL;
-    assert_int_equal(call("ListInvitations", &ar, &scrabble__v1__list_invitations_reply__descriptor, &li, NULL), 0);
+    assert_int_equal(
+        call("ListInvitations", &ar, &scrabble__v1__list_invitations_reply__descriptor, &li, NULL),
+        0);
     assert_int_equal(li->n_invitations, 1);
     assert_int_equal(li->invitations[0]->invitation_id, inv->invitation_id);
 
     /* Not every invitee has accepted: no game yet. */
     Scrabble__V1__StoreCreateGameRequest cg = SCRABBLE__V1__STORE_CREATE_GAME_REQUEST__INIT;
     cg.invitation_id = inv->invitation_id;
-    EXPECT_FAIL(GRPC_STATUS_FAILED_PRECONDITION, "invitation_pending", "CreateGame", &cg, &scrabble__v1__game_record__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_FAILED_PRECONDITION, "invitation_pending", "CreateGame", &cg,
+                &scrabble__v1__game_record__descriptor);
     /* A stranger cannot answer; a decline closes it. */
-    Scrabble__V1__StoreRespondInvitationRequest ri = SCRABBLE__V1__STORE_RESPOND_INVITATION_REQUEST__INIT;
+    Scrabble__V1__StoreRespondInvitationRequest ri =
+        SCRABBLE__V1__STORE_RESPOND_INVITATION_REQUEST__INIT;
     ri.invitation_id = inv->invitation_id;
     ri.account_id = a->account_id;
     ri.accept = 1;
-    EXPECT_FAIL(GRPC_STATUS_PERMISSION_DENIED, "not_invited", "RespondInvitation", &ri, &scrabble__v1__invitation__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_PERMISSION_DENIED, "not_invited", "RespondInvitation", &ri,
+                &scrabble__v1__invitation__descriptor);
     ri.account_id = b->account_id;
     ri.accept = 0;
-    assert_int_equal(call("RespondInvitation", &ri, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
+    assert_int_equal(
+        call("RespondInvitation", &ri, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
     assert_int_equal(inv->status, SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_DECLINED);
     ri.account_id = c->account_id;
     ri.accept = 1;
-    EXPECT_FAIL(GRPC_STATUS_FAILED_PRECONDITION, "invitation_closed", "RespondInvitation", &ri, &scrabble__v1__invitation__descriptor);
-    EXPECT_FAIL(GRPC_STATUS_FAILED_PRECONDITION, "invitation_closed", "CreateGame", &cg, &scrabble__v1__game_record__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_FAILED_PRECONDITION, "invitation_closed", "RespondInvitation", &ri,
+                &scrabble__v1__invitation__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_FAILED_PRECONDITION, "invitation_closed", "CreateGame", &cg,
+                &scrabble__v1__game_record__descriptor);
     /* Self-invitation. */
     h[0] = a->handle;
     ci.n_invitee_handles = 1;
-    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "duplicate_invitee", "CreateInvitation", &ci, &scrabble__v1__invitation__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_INVALID_ARGUMENT, "duplicate_invitee", "CreateInvitation", &ci,
+                &scrabble__v1__invitation__descriptor);
 }
 
 static void test_commit_move(void **state)
@@ -497,11 +541,13 @@ static void test_commit_move(void **state)
     Scrabble__V1__Move *other = make_move(3, 0, pa, 99);
     assert_int_equal(commit(g->game_id, other, 1, &r, &st), GRPC_STATUS_FAILED_PRECONDITION);
     assert_string_equal(st.reason, "stale_seq");
-    assert_int_equal(commit(g->game_id, make_move(7, 0, pa, 1), 1, &r, &st), GRPC_STATUS_FAILED_PRECONDITION);
+    assert_int_equal(commit(g->game_id, make_move(7, 0, pa, 1), 1, &r, &st),
+                     GRPC_STATUS_FAILED_PRECONDITION);
     assert_string_equal(st.reason, "stale_seq");
 
     /* The mover must hold the seat. */
-    assert_int_equal(commit(g->game_id, make_move(6, 1, pa, 1), 0, &r, &st), GRPC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(commit(g->game_id, make_move(6, 1, pa, 1), 0, &r, &st),
+                     GRPC_STATUS_INVALID_ARGUMENT);
     assert_string_equal(st.reason, "bad_seat");
 
     /* LoadGame: every move, in order, as committed. */
@@ -533,7 +579,8 @@ static void test_commit_move(void **state)
     cm.scores = scores;
     cm.n_scores = 2;
     cm.finish = &fin;
-    assert_int_equal(call("CommitMove", &cm, &scrabble__v1__commit_move_reply__descriptor, &r, NULL), 0);
+    assert_int_equal(
+        call("CommitMove", &cm, &scrabble__v1__commit_move_reply__descriptor, &r, NULL), 0);
     l = load(g->game_id);
     assert_int_equal(l->status, SCRABBLE__V1__GAME_STATUS__GAME_STATUS_FINISHED);
     assert_int_equal(l->end_reason, SCRABBLE__V1__END_REASON__END_REASON_OUT);
@@ -552,12 +599,14 @@ static void test_commit_move(void **state)
     assert_int_equal(call("GetStats", &gs, &scrabble__v1__stats__descriptor, &s, NULL), 0);
     assert_int_equal(s->losses, 1);
     assert_int_equal(s->best_move_score, 20);
-    assert_int_equal(commit(g->game_id, make_move(7, 0, pa, 1), 1, &r, &st), GRPC_STATUS_FAILED_PRECONDITION);
+    assert_int_equal(commit(g->game_id, make_move(7, 0, pa, 1), 1, &r, &st),
+                     GRPC_STATUS_FAILED_PRECONDITION);
     assert_string_equal(st.reason, "game_over");
     Scrabble__V1__FinishGameRequest fg = SCRABBLE__V1__FINISH_GAME_REQUEST__INIT;
     fg.game_id = g->game_id;
     fg.finish = &fin;
-    EXPECT_FAIL(GRPC_STATUS_FAILED_PRECONDITION, "game_over", "FinishGame", &fg, &scrabble__v1__game_record__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_FAILED_PRECONDITION, "game_over", "FinishGame", &fg,
+                &scrabble__v1__game_record__descriptor);
 }
 
 static void test_finish_game_and_list(void **state)
@@ -574,15 +623,19 @@ static void test_finish_game_and_list(void **state)
         ci.invitee_handles = h;
         ci.n_invitee_handles = 1;
         Scrabble__V1__Invitation *inv = NULL;
-        assert_int_equal(call("CreateInvitation", &ci, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
-        Scrabble__V1__StoreRespondInvitationRequest ri = SCRABBLE__V1__STORE_RESPOND_INVITATION_REQUEST__INIT;
+        assert_int_equal(
+            call("CreateInvitation", &ci, &scrabble__v1__invitation__descriptor, &inv, NULL), 0);
+        Scrabble__V1__StoreRespondInvitationRequest ri =
+            SCRABBLE__V1__STORE_RESPOND_INVITATION_REQUEST__INIT;
         ri.account_id = o->account_id;
         ri.invitation_id = inv->invitation_id;
         ri.accept = 1;
-        assert_int_equal(call("RespondInvitation", &ri, &scrabble__v1__invitation__descriptor, NULL, NULL), 0);
+        assert_int_equal(
+            call("RespondInvitation", &ri, &scrabble__v1__invitation__descriptor, NULL, NULL), 0);
         Scrabble__V1__StoreCreateGameRequest cg = SCRABBLE__V1__STORE_CREATE_GAME_REQUEST__INIT;
         cg.invitation_id = inv->invitation_id;
-        assert_int_equal(call("CreateGame", &cg, &scrabble__v1__game_record__descriptor, &games[i], NULL), 0);
+        assert_int_equal(
+            call("CreateGame", &cg, &scrabble__v1__game_record__descriptor, &games[i], NULL), 0);
     }
     /* Abandon game 0 (a tie: both draw). */
     Scrabble__V1__FinishGameRequest fg = SCRABBLE__V1__FINISH_GAME_REQUEST__INIT;
@@ -615,7 +668,8 @@ static void test_finish_game_and_list(void **state)
     int64_t ids[8];
     for (int page = 0; page < 4; page++) {
         Scrabble__V1__ListGamesReply *r = NULL;
-        assert_int_equal(call("ListGames", &lg, &scrabble__v1__list_games_reply__descriptor, &r, NULL), 0);
+        assert_int_equal(
+            call("ListGames", &lg, &scrabble__v1__list_games_reply__descriptor, &r, NULL), 0);
         for (size_t i = 0; i < r->n_games; i++) {
             assert_int_equal(r->games[i]->status, SCRABBLE__V1__GAME_STATUS__GAME_STATUS_ACTIVE);
             for (int k = 0; k < seen; k++)
@@ -633,7 +687,8 @@ static void test_finish_game_and_list(void **state)
     lg.page_size = 10;
     lg.page_token = "";
     Scrabble__V1__ListGamesReply *r = NULL;
-    assert_int_equal(call("ListGames", &lg, &scrabble__v1__list_games_reply__descriptor, &r, NULL), 0);
+    assert_int_equal(call("ListGames", &lg, &scrabble__v1__list_games_reply__descriptor, &r, NULL),
+                     0);
     assert_int_equal(r->n_games, 5);
     assert_string_equal(r->next_page_token, "");
 }
@@ -650,26 +705,31 @@ static void test_chat(void **state)
         ac.account_id = i % 2 ? pb : pa;
         ac.text = (char *)texts[i];
         Scrabble__V1__ChatMessage *m = NULL;
-        assert_int_equal(call("AppendChat", &ac, &scrabble__v1__chat_message__descriptor, &m, NULL), 0);
+        assert_int_equal(call("AppendChat", &ac, &scrabble__v1__chat_message__descriptor, &m, NULL),
+                         0);
         assert_string_equal(m->text, texts[i]);
     }
     ac.account_id = do_register(uniq("lurker"), "pw")->account_id;
-    EXPECT_FAIL(GRPC_STATUS_PERMISSION_DENIED, "not_a_player", "AppendChat", &ac, &scrabble__v1__chat_message__descriptor);
+    EXPECT_FAIL(GRPC_STATUS_PERMISSION_DENIED, "not_a_player", "AppendChat", &ac,
+                &scrabble__v1__chat_message__descriptor);
     Scrabble__V1__ListChatRequest lc = SCRABBLE__V1__LIST_CHAT_REQUEST__INIT;
     lc.game_id = g->game_id;
     Scrabble__V1__ListChatReply *r = NULL;
-    assert_int_equal(call("ListChat", &lc, &scrabble__v1__list_chat_reply__descriptor, &r, NULL), 0);
+    assert_int_equal(call("ListChat", &lc, &scrabble__v1__list_chat_reply__descriptor, &r, NULL),
+                     0);
     assert_int_equal(r->n_messages, 3);
     for (int i = 0; i < 3; i++)
         assert_string_equal(r->messages[i]->text, texts[i]);
     lc.after_id = r->messages[1]->message_id;
-    assert_int_equal(call("ListChat", &lc, &scrabble__v1__list_chat_reply__descriptor, &r, NULL), 0);
+    assert_int_equal(call("ListChat", &lc, &scrabble__v1__list_chat_reply__descriptor, &r, NULL),
+                     0);
     assert_int_equal(r->n_messages, 1);
     /* An empty game's chat is an empty list, not NOT_FOUND. */
     Scrabble__V1__GameRecord *g2 = new_game(NULL, NULL);
     lc.game_id = g2->game_id;
     lc.after_id = 0;
-    assert_int_equal(call("ListChat", &lc, &scrabble__v1__list_chat_reply__descriptor, &r, NULL), 0);
+    assert_int_equal(call("ListChat", &lc, &scrabble__v1__list_chat_reply__descriptor, &r, NULL),
+                     0);
     assert_int_equal(r->n_messages, 0);
 }
 
@@ -706,15 +766,16 @@ static void test_batching(void **state)
     for (int round = 1; round <= ROUNDS; round++) {
         w.pending = GAMES;
         for (int i = 0; i < GAMES; i++) {
-            Scrabble__V1__CommitMoveRequest *r = RPC_ARENA_MSG(g_arena, Scrabble__V1__CommitMoveRequest,
-                                                               scrabble__v1__commit_move_request__init);
+            Scrabble__V1__CommitMoveRequest *r = RPC_ARENA_MSG(
+                g_arena, Scrabble__V1__CommitMoveRequest, scrabble__v1__commit_move_request__init);
             r->game_id = ids[i];
             r->move = make_move(round, (round - 1) % 2, round % 2 ? pa[i] : pb[i], 3);
             r->to_move = round % 2;
             rpc_client_opts o = {.timeout_ms = 10000};
             assert_int_equal(rpc_client_unary(g_ch, SVC "CommitMove", &r->base,
                                               &scrabble__v1__commit_move_reply__descriptor, &o,
-                                              on_commit, &w), RPC_OK);
+                                              on_commit, &w),
+                             RPC_OK);
         }
         pthread_mutex_lock(&w.mu);
         while (w.pending > 0)
@@ -769,7 +830,8 @@ static void test_db_down_fails_fast(void **state)
         assert_true(now_ms() - t < 1000);
         Scrabble__V1__CommitMoveReply *r;
         t = now_ms();
-        assert_int_equal(commit(g->game_id, make_move(1, 0, 1, 1), 1, &r, &st), GRPC_STATUS_UNAVAILABLE);
+        assert_int_equal(commit(g->game_id, make_move(1, 0, 1, 1), 1, &r, &st),
+                         GRPC_STATUS_UNAVAILABLE);
         assert_string_equal(st.reason, "db_unavailable");
         assert_true(now_ms() - t < 1000);
     }
@@ -798,9 +860,9 @@ static void test_db_down_fails_fast(void **state)
 typedef struct stream_arg {
     int64_t game, account[2];
     volatile int *stop;
-    int64_t acked;        /* highest seq acknowledged */
-    int unavailable;      /* UNAVAILABLE replies seen */
-    int duplicates;       /* acks that were duplicate=true (a retry of an in-doubt write) */
+    int64_t acked;   /* highest seq acknowledged */
+    int unavailable; /* UNAVAILABLE replies seen */
+    int duplicates;  /* acks that were duplicate=true (a retry of an in-doubt write) */
     int other_errors;
 } stream_arg;
 
@@ -826,8 +888,8 @@ static void *stream_main(void *p)
         ProtobufCMessage *reply = NULL;
         rpc_status st;
         grpc_status_code c = rpc_client_unary_sync(g_ch, SVC "CommitMove", &r.base,
-                                                   &scrabble__v1__commit_move_reply__descriptor,
-                                                   &o, rpc_arena_allocator(a), &reply, &st);
+                                                   &scrabble__v1__commit_move_reply__descriptor, &o,
+                                                   rpc_arena_allocator(a), &reply, &st);
         if (c == GRPC_STATUS_OK) {
             if (((Scrabble__V1__CommitMoveReply *)reply)->duplicate)
                 s->duplicates++;
@@ -883,8 +945,8 @@ static void test_pg_restart_mid_stream(void **state)
                   "duplicates of in-doubt writes; reconnects %.0f\n",
                   (long)before, (long)after, unavailable, dups,
                   metric_value("store_db_reconnects_total") - r0);
-    assert_true(unavailable > 0);      /* the outage was seen */
-    assert_true(after > before);       /* and writes resumed */
+    assert_true(unavailable > 0); /* the outage was seen */
+    assert_true(after > before);  /* and writes resumed */
     assert_true(metric_value("store_db_reconnects_total") > r0);
     /* Every acknowledged move is there, exactly once, in order, nothing
      * beyond the last ack. */

@@ -31,8 +31,8 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     char err[128];
     size_t len;
-    assert_int_equal(solver_lexicon_compile_buffer(WORDS, strlen(WORDS), NULL, &f->image, &len, NULL,
-                                                   err, sizeof err),
+    assert_int_equal(solver_lexicon_compile_buffer(WORDS, strlen(WORDS), NULL, &f->image, &len,
+                                                   NULL, err, sizeof err),
                      0);
     f->lex = solver_lexicon_from_buffer(f->image, len, err, sizeof err);
     assert_non_null(f->lex);
@@ -382,8 +382,8 @@ static void test_end_out(void **state)
     assert_int_equal(game_rules_init(&g, f->lex, solver_dist_english(), 9, 3), 0);
     g.bag.n = 0; /* the bag is empty */
     set_rack(&g, 0, "CAT");
-    set_rack(&g, 1, "QZ");  /* 20 */
-    set_rack(&g, 2, "XE");  /* 9 */
+    set_rack(&g, 1, "QZ"); /* 20 */
+    set_rack(&g, 2, "XE"); /* 9 */
     g.seats[1].score = 40;
     g.seats[2].score = 5;
     assert_int_equal(play(&g, 0, 7, 7, 0, "CAT", &err), GAME_RULES_OK);
@@ -523,9 +523,18 @@ static void selfplay(int nseats, uint64_t seed, bool with_exchange)
     solver_lexicon_free(lex);
 }
 
-static void test_selfplay_2(void **state) { selfplay(2, 1, false); }
-static void test_selfplay_3(void **state) { selfplay(3, 2, true); }
-static void test_selfplay_4(void **state) { selfplay(4, 3, true); }
+static void test_selfplay_2(void **state)
+{
+    selfplay(2, 1, false);
+}
+static void test_selfplay_3(void **state)
+{
+    selfplay(3, 2, true);
+}
+static void test_selfplay_4(void **state)
+{
+    selfplay(4, 3, true);
+}
 
 static void test_replay_rejects_mismatch(void **state)
 {

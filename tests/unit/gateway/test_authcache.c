@@ -11,7 +11,7 @@
 
 static void put(gw_authcache *c, const char *tok, int64_t acct, const char *handle, int64_t exp)
 {
-    gw_identity id = { .account_id = acct };
+    gw_identity id = {.account_id = acct};
     snprintf(id.handle, sizeof id.handle, "%s", handle);
     gw_authcache_put(c, tok, strlen(tok), &id, exp);
 }
@@ -83,13 +83,13 @@ static void test_long_and_empty_tokens(void **state)
     gw_authcache *c = gw_authcache_create(16);
     char big[300];
     memset(big, 'x', sizeof big);
-    gw_identity id = { .account_id = 3 };
+    gw_identity id = {.account_id = 3};
     gw_authcache_put(c, big, sizeof big, &id, 1000);
     assert_int_equal(gw_authcache_get(c, big, sizeof big, 0, &id), GW_AUTH_MISS);
     gw_authcache_put(c, "", 0, &id, 1000);
     assert_int_equal(gw_authcache_get(c, "", 0, 0, &id), GW_AUTH_MISS);
     /* An over-long handle is cut, not overflowed. */
-    gw_identity longh = { .account_id = 9 };
+    gw_identity longh = {.account_id = 9};
     memset(longh.handle, 'h', sizeof longh.handle);
     gw_authcache_put(c, "t", 1, &longh, 1000);
     assert_int_equal(gw_authcache_get(c, "t", 1, 0, &id), GW_AUTH_HIT);

@@ -12,10 +12,10 @@
 #define SEC 1000000000LL
 
 static const gw_rate_rule rules[GW_RATE_CLASSES] = {
-    [GW_RATE_READ] = { 50, 100 },
-    [GW_RATE_WRITE] = { 10, 20 },
-    [GW_RATE_LIST] = { 2, 5 },
-    [GW_RATE_LOOKUP] = { 0, 0 }, /* unlimited */
+    [GW_RATE_READ] = {50, 100},
+    [GW_RATE_WRITE] = {10, 20},
+    [GW_RATE_LIST] = {2, 5},
+    [GW_RATE_LOOKUP] = {0, 0}, /* unlimited */
 };
 
 static void test_burst_then_reject(void **state)

@@ -11,8 +11,9 @@
 static void test_pick_is_stable_and_in_range(void **state)
 {
     (void)state;
-    uint64_t h[3] = { gw_route_instance_hash("127.0.0.1:7100"), gw_route_instance_hash("127.0.0.1:7101"),
-                      gw_route_instance_hash("127.0.0.1:7102") };
+    uint64_t h[3] = {gw_route_instance_hash("127.0.0.1:7100"),
+                     gw_route_instance_hash("127.0.0.1:7101"),
+                     gw_route_instance_hash("127.0.0.1:7102")};
     for (int64_t g = 1; g < 1000; g++) {
         int a = gw_route_pick(g, h, 3);
         assert_true(a >= 0 && a < 3);
@@ -31,12 +32,14 @@ static void test_golden(void **state)
     /* The same values as tests/interop/edge_client.py's owner(): the
      * integration tests predict ownership with it. */
     assert_true(gw_route_instance_hash("127.0.0.1:7100") == 0xe91385724e09360dULL);
-    uint64_t h3[3] = { gw_route_instance_hash("127.0.0.1:7100"), gw_route_instance_hash("127.0.0.1:7101"),
-                       gw_route_instance_hash("127.0.0.1:7102") };
-    const int want[16] = { 0, 2, 2, 0, 0, 0, 1, 1, 1, 1, 0, 2, 1, 0, 1, 1 };
+    uint64_t h3[3] = {gw_route_instance_hash("127.0.0.1:7100"),
+                      gw_route_instance_hash("127.0.0.1:7101"),
+                      gw_route_instance_hash("127.0.0.1:7102")};
+    const int want[16] = {0, 2, 2, 0, 0, 0, 1, 1, 1, 1, 0, 2, 1, 0, 1, 1};
     for (int g = 1; g <= 16; g++)
         assert_int_equal(gw_route_pick(g, h3, 3), want[g - 1]);
-    uint64_t h[2] = { gw_route_instance_hash("127.0.0.1:7100"), gw_route_instance_hash("127.0.0.1:7101") };
+    uint64_t h[2] = {gw_route_instance_hash("127.0.0.1:7100"),
+                     gw_route_instance_hash("127.0.0.1:7101")};
     int owners[8];
     for (int g = 0; g < 8; g++)
         owners[g] = gw_route_pick(g + 1, h, 2);
@@ -57,7 +60,7 @@ static void test_balance(void **state)
         snprintf(name, sizeof name, "127.0.0.1:%d", 7100 + i);
         h[i] = gw_route_instance_hash(name);
     }
-    int count[N] = { 0 };
+    int count[N] = {0};
     for (int64_t g = 1; g <= GAMES; g++)
         count[gw_route_pick(g, h, N)]++;
     for (int i = 0; i < N; i++) {
@@ -72,10 +75,10 @@ static void test_balance(void **state)
 static void test_minimal_disruption(void **state)
 {
     (void)state;
-    uint64_t h4[4] = { gw_route_instance_hash("g0"), gw_route_instance_hash("g1"),
-                       gw_route_instance_hash("g2"), gw_route_instance_hash("g3") };
-    uint64_t h3[3] = { h4[0], h4[1], h4[3] }; /* g2 removed */
-    const int map3[3] = { 0, 1, 3 };
+    uint64_t h4[4] = {gw_route_instance_hash("g0"), gw_route_instance_hash("g1"),
+                      gw_route_instance_hash("g2"), gw_route_instance_hash("g3")};
+    uint64_t h3[3] = {h4[0], h4[1], h4[3]}; /* g2 removed */
+    const int map3[3] = {0, 1, 3};
     int moved = 0;
     for (int64_t g = 1; g <= 10000; g++) {
         int before = gw_route_pick(g, h4, 4);

@@ -163,8 +163,15 @@ static void test_protobuf_allocator(void **state)
     rpc_arena_destroy(a);
 }
 
-typedef struct { int a; double b; } sample_msg;
-static void sample_init(sample_msg *m) { m->a = 7; m->b = 1.5; }
+typedef struct {
+    int a;
+    double b;
+} sample_msg;
+static void sample_init(sample_msg *m)
+{
+    m->a = 7;
+    m->b = 1.5;
+}
 
 static void test_msg_macro(void **state)
 {

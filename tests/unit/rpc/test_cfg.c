@@ -41,8 +41,8 @@ static char err[256];
 
 static int reset(void **state)
 {
-    static const char *const envs[] = {"TESTCFG_WORKERS", "TESTCFG_BIG", "TESTCFG_VERBOSE",
-                                       "TESTCFG_NAME", "TESTCFG_TIMEOUT", "TESTCFG_LOG_LEVEL"};
+    static const char *const envs[] = {"TESTCFG_WORKERS", "TESTCFG_BIG",     "TESTCFG_VERBOSE",
+                                       "TESTCFG_NAME",    "TESTCFG_TIMEOUT", "TESTCFG_LOG_LEVEL"};
     for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++)
         unsetenv(envs[i]);
     memset(&cfg, 0x7f, sizeof(cfg));
@@ -61,10 +61,10 @@ static int load(int nargs, char **args)
     return cfg_load(&t, 1, PREFIX, "prog", nargs + 1, argv, 1, NULL, NULL, err, sizeof(err));
 }
 
-#define LOAD(...)                                                      \
-    ({                                                                 \
-        char *a__[] = {__VA_ARGS__};                                   \
-        load((int)(sizeof(a__) / sizeof(a__[0])), a__);                \
+#define LOAD(...)                                                                                  \
+    ({                                                                                             \
+        char *a__[] = {__VA_ARGS__};                                                               \
+        load((int)(sizeof(a__) / sizeof(a__[0])), a__);                                            \
     })
 
 static void expect_error(int rc, const char *part1, const char *part2)
@@ -168,7 +168,7 @@ static void test_env_twin_precedence(void **state)
     assert_string_equal(cfg.log_level, "debug"); /* '-' becomes '_' */
     assert_true(cfg.verbose);
     assert_int_equal(LOAD("--workers=9", "--verbose=false"), CFG_OK);
-    assert_int_equal(cfg.workers, 9);            /* flag beats env */
+    assert_int_equal(cfg.workers, 9); /* flag beats env */
     assert_false(cfg.verbose);
     assert_string_equal(cfg.log_level, "debug");
 
@@ -209,9 +209,18 @@ static int with_stdout(char *buf, size_t len, int (*fn)(void))
     return rc;
 }
 
-static int load_help(void) { return LOAD("--workers=3", "--help"); }
-static int load_bad_then_help(void) { return LOAD("--bogus", "--help"); }
-static int load_help_after_dashdash(void) { return LOAD("--", "--help"); }
+static int load_help(void)
+{
+    return LOAD("--workers=3", "--help");
+}
+static int load_bad_then_help(void)
+{
+    return LOAD("--bogus", "--help");
+}
+static int load_help_after_dashdash(void)
+{
+    return LOAD("--", "--help");
+}
 
 static void test_help(void **state)
 {
@@ -270,13 +279,28 @@ static void test_positional(void **state)
 
 static void test_parse_duration(void **state)
 {
-    static const struct { const char *s; long long ms; } ok[] = {
-        {"0", 0}, {"1500", 1500}, {"250ms", 250}, {"2s", 2000}, {"4m", 240000},
-        {"1h", 3600000}, {"0s", 0}, {"24h", 86400000},
+    static const struct {
+        const char *s;
+        long long ms;
+    } ok[] = {
+        {"0", 0},       {"1500", 1500},  {"250ms", 250}, {"2s", 2000},
+        {"4m", 240000}, {"1h", 3600000}, {"0s", 0},      {"24h", 86400000},
     };
-    static const char *const bad[] = {"", "ms", "-1", "+1", "1.5s", "1 s", " 1s", "1sec", "1d",
-                                      "2S", "1s2", "99999999999999999999", "9999999999999999h",
-                                      "0x10", NULL};
+    static const char *const bad[] = {"",
+                                      "ms",
+                                      "-1",
+                                      "+1",
+                                      "1.5s",
+                                      "1 s",
+                                      " 1s",
+                                      "1sec",
+                                      "1d",
+                                      "2S",
+                                      "1s2",
+                                      "99999999999999999999",
+                                      "9999999999999999h",
+                                      "0x10",
+                                      NULL};
     long long ms;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         assert_int_equal(cfg_parse_duration(ok[i].s, &ms), 0);
@@ -290,7 +314,9 @@ static void test_parse_duration(void **state)
 
 static void test_table_size_mismatch(void **state)
 {
-    struct { char small[2]; } s;
+    struct {
+        char small[2];
+    } s;
     const cfg_option bad[] = {{"n", CFG_INT, 0, sizeof(s.small), 0, 10, "1", "wrong field"}};
     cfg_table t = {bad, 1, &s};
     char *argv[] = {"prog"};
@@ -300,10 +326,22 @@ static void test_table_size_mismatch(void **state)
 
 static void test_server_options(void **state)
 {
-    static const char *const names[] = {
-        "listen", "metrics-listen", "workers", "max-message-bytes", "max-concurrent-streams",
-        "keepalive", "shutdown-grace", "stream-queue-limit", "tls-cert", "tls-key", "tls-ca",
-        "tls-server-name", "peer-tls-cert", "peer-tls-key", "peer-tls-ca", "peer-tls-server-name"};
+    static const char *const names[] = {"listen",
+                                        "metrics-listen",
+                                        "workers",
+                                        "max-message-bytes",
+                                        "max-concurrent-streams",
+                                        "keepalive",
+                                        "shutdown-grace",
+                                        "stream-queue-limit",
+                                        "tls-cert",
+                                        "tls-key",
+                                        "tls-ca",
+                                        "tls-server-name",
+                                        "peer-tls-cert",
+                                        "peer-tls-key",
+                                        "peer-tls-ca",
+                                        "peer-tls-server-name"};
     assert_int_equal(rpc_server_cfg_options_count, 16);
     for (size_t i = 0; i < 16; i++) {
         assert_string_equal(rpc_server_cfg_options[i].name, names[i]);
@@ -334,11 +372,16 @@ static void test_server_options(void **state)
     };
     setenv("SCRABBLE_STORE_WORKERS", "4", 1);
     setenv("SCRABBLE_STORE_TLS_SERVER_NAME", "store-svc", 1);
-    char *argv[] = {"store", "--keepalive=30s", "--tls-cert", "/etc/c.pem", "--shutdown-grace=0",
-                    "--log-level=warn", "--metrics-listen="};
-    assert_int_equal(cfg_load(tables, 2, "SCRABBLE_STORE_", "store", 7, argv, 1, NULL, NULL, err,
-                              sizeof(err)),
-                     CFG_OK);
+    char *argv[] = {"store",
+                    "--keepalive=30s",
+                    "--tls-cert",
+                    "/etc/c.pem",
+                    "--shutdown-grace=0",
+                    "--log-level=warn",
+                    "--metrics-listen="};
+    assert_int_equal(
+        cfg_load(tables, 2, "SCRABBLE_STORE_", "store", 7, argv, 1, NULL, NULL, err, sizeof(err)),
+        CFG_OK);
     unsetenv("SCRABBLE_STORE_WORKERS");
     unsetenv("SCRABBLE_STORE_TLS_SERVER_NAME");
     assert_int_equal(sc.workers, 4);

@@ -49,17 +49,16 @@ static void test_render_counters_and_gauges(void **state)
     assert_int_equal(metric_value(plain), 1);
 
     char *text = render(r);
-    assert_string_equal(text,
-                        "# HELP rpc_calls_total Calls.\n"
-                        "# TYPE rpc_calls_total counter\n"
-                        "rpc_calls_total{method=\"/a/B\",code=\"OK\"} 3\n"
-                        "rpc_calls_total{method=\"/a/C\",code=\"OK\"} 1\n"
-                        "# HELP rpc_inflight In flight.\\nSecond \\\\ line\n"
-                        "# TYPE rpc_inflight gauge\n"
-                        "rpc_inflight 6\n"
-                        "# HELP boot_total Boots.\n"
-                        "# TYPE boot_total counter\n"
-                        "boot_total 1\n");
+    assert_string_equal(text, "# HELP rpc_calls_total Calls.\n"
+                              "# TYPE rpc_calls_total counter\n"
+                              "rpc_calls_total{method=\"/a/B\",code=\"OK\"} 3\n"
+                              "rpc_calls_total{method=\"/a/C\",code=\"OK\"} 1\n"
+                              "# HELP rpc_inflight In flight.\\nSecond \\\\ line\n"
+                              "# TYPE rpc_inflight gauge\n"
+                              "rpc_inflight 6\n"
+                              "# HELP boot_total Boots.\n"
+                              "# TYPE boot_total counter\n"
+                              "boot_total 1\n");
     free(text);
     metrics_registry_destroy(r);
 }
@@ -74,31 +73,30 @@ static void test_histogram_buckets(void **state)
     assert_non_null(u);
     /* The sum is a double: 0.001 + 0.005 + 0.05 + 1 + 7.5 in that order is
      * 8.556000000000001, printed with the digits that read back exactly. */
-    metric_observe(h, 0.001);  /* le 0.005 */
-    metric_observe(h, 0.005);  /* on the bound: le 0.005 */
-    metric_observe(h, 0.05);   /* le 0.1 */
-    metric_observe(h, 1.0);    /* le 1 */
-    metric_observe(h, 7.5);    /* +Inf only */
-    metric_observe(h, NAN);    /* ignored */
+    metric_observe(h, 0.001); /* le 0.005 */
+    metric_observe(h, 0.005); /* on the bound: le 0.005 */
+    metric_observe(h, 0.05);  /* le 0.1 */
+    metric_observe(h, 1.0);   /* le 1 */
+    metric_observe(h, 7.5);   /* +Inf only */
+    metric_observe(h, NAN);   /* ignored */
     metric_observe(u, 0.25);
     assert_int_equal(metric_value(h), 5);
 
     char *text = render(r);
-    assert_string_equal(text,
-                        "# HELP rpc_seconds Latency.\n"
-                        "# TYPE rpc_seconds histogram\n"
-                        "rpc_seconds_bucket{method=\"/a/B\",le=\"0.005\"} 2\n"
-                        "rpc_seconds_bucket{method=\"/a/B\",le=\"0.1\"} 3\n"
-                        "rpc_seconds_bucket{method=\"/a/B\",le=\"1\"} 4\n"
-                        "rpc_seconds_bucket{method=\"/a/B\",le=\"+Inf\"} 5\n"
-                        "rpc_seconds_sum{method=\"/a/B\"} 8.556000000000001\n"
-                        "rpc_seconds_count{method=\"/a/B\"} 5\n"
-                        "rpc_seconds_bucket{le=\"0.005\"} 0\n"
-                        "rpc_seconds_bucket{le=\"0.1\"} 0\n"
-                        "rpc_seconds_bucket{le=\"1\"} 1\n"
-                        "rpc_seconds_bucket{le=\"+Inf\"} 1\n"
-                        "rpc_seconds_sum 0.25\n"
-                        "rpc_seconds_count 1\n");
+    assert_string_equal(text, "# HELP rpc_seconds Latency.\n"
+                              "# TYPE rpc_seconds histogram\n"
+                              "rpc_seconds_bucket{method=\"/a/B\",le=\"0.005\"} 2\n"
+                              "rpc_seconds_bucket{method=\"/a/B\",le=\"0.1\"} 3\n"
+                              "rpc_seconds_bucket{method=\"/a/B\",le=\"1\"} 4\n"
+                              "rpc_seconds_bucket{method=\"/a/B\",le=\"+Inf\"} 5\n"
+                              "rpc_seconds_sum{method=\"/a/B\"} 8.556000000000001\n"
+                              "rpc_seconds_count{method=\"/a/B\"} 5\n"
+                              "rpc_seconds_bucket{le=\"0.005\"} 0\n"
+                              "rpc_seconds_bucket{le=\"0.1\"} 0\n"
+                              "rpc_seconds_bucket{le=\"1\"} 1\n"
+                              "rpc_seconds_bucket{le=\"+Inf\"} 1\n"
+                              "rpc_seconds_sum 0.25\n"
+                              "rpc_seconds_count 1\n");
     free(text);
     metrics_registry_destroy(r);
 }
@@ -149,7 +147,7 @@ static void test_registration_rules(void **state)
     assert_non_null(c);
     assert_ptr_equal(metrics_counter(r, "x_total", "a=\"1\"", "X."), c); /* same series */
     assert_ptr_not_equal(metrics_counter(r, "x_total", "a=\"2\"", "X."), c);
-    assert_null(metrics_gauge(r, "x_total", "a=\"3\"", "X."));        /* other kind */
+    assert_null(metrics_gauge(r, "x_total", "a=\"3\"", "X.")); /* other kind */
     assert_null(metrics_counter(r, "9bad", NULL, "X."));
     assert_null(metrics_counter(r, "bad-name", NULL, "X."));
     assert_null(metrics_counter(r, "", NULL, "X."));
@@ -302,8 +300,15 @@ static void test_serve(void **state)
 
 static void test_serve_bad_addresses(void **state)
 {
-    static const char *const bad[] = {"", "127.0.0.1", "127.0.0.1:", ":9000", "127.0.0.1:70000",
-                                      "127.0.0.1:x", "127.0.0.1:-1", "[::1:0", "[]:0"};
+    static const char *const bad[] = {"",
+                                      "127.0.0.1",
+                                      "127.0.0.1:",
+                                      ":9000",
+                                      "127.0.0.1:70000",
+                                      "127.0.0.1:x",
+                                      "127.0.0.1:-1",
+                                      "[::1:0",
+                                      "[]:0"};
     metrics_registry *r = metrics_registry_create();
     char err[256];
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -56,11 +56,23 @@ static void test_vset(void **state)
 
 static void test_code_names_round_trip(void **state)
 {
-    static const char *const expect[17] = {
-        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-        "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-        "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-        "UNAUTHENTICATED"};
+    static const char *const expect[17] = {"OK",
+                                           "CANCELLED",
+                                           "UNKNOWN",
+                                           "INVALID_ARGUMENT",
+                                           "DEADLINE_EXCEEDED",
+                                           "NOT_FOUND",
+                                           "ALREADY_EXISTS",
+                                           "PERMISSION_DENIED",
+                                           "RESOURCE_EXHAUSTED",
+                                           "FAILED_PRECONDITION",
+                                           "ABORTED",
+                                           "OUT_OF_RANGE",
+                                           "UNIMPLEMENTED",
+                                           "INTERNAL",
+                                           "UNAVAILABLE",
+                                           "DATA_LOSS",
+                                           "UNAUTHENTICATED"};
     for (int c = 0; c < 17; c++) {
         assert_string_equal(rpc_status_code_name((grpc_status_code)c), expect[c]);
         assert_int_equal(rpc_status_code_from_name(expect[c]), c);
@@ -98,10 +110,8 @@ static void test_reason_valid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_set_fields),
-        cmocka_unit_test(test_set_truncates),
-        cmocka_unit_test(test_vset),
-        cmocka_unit_test(test_code_names_round_trip),
+        cmocka_unit_test(test_set_fields),   cmocka_unit_test(test_set_truncates),
+        cmocka_unit_test(test_vset),         cmocka_unit_test(test_code_names_round_trip),
         cmocka_unit_test(test_reason_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,7 +39,7 @@ static void test_handles(void **state)
     assert_string_equal(store_check_handle("a\xc2\xa0"), "bad_handle");     /* NBSP */
     assert_string_equal(store_check_handle("a\xe2\x80\x8b"), "bad_handle"); /* ZWSP */
     assert_string_equal(store_check_handle("a\xff"), "bad_utf8");
-    assert_null(store_check_handle("abcdefghijklmnopqrstuvwxyz012345"));    /* 32 */
+    assert_null(store_check_handle("abcdefghijklmnopqrstuvwxyz012345")); /* 32 */
     assert_string_equal(store_check_handle("abcdefghijklmnopqrstuvwxyz0123456"), "too_long");
     /* 32 two-byte characters are 32 characters, not 64. */
     char h[80] = "";
@@ -147,9 +147,9 @@ static void test_bytea_decode(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_utf8_len),     cmocka_unit_test(test_handles),
-        cmocka_unit_test(test_text),         cmocka_unit_test(test_page_token),
-        cmocka_unit_test(test_passwords),    cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_utf8_len),       cmocka_unit_test(test_handles),
+        cmocka_unit_test(test_text),           cmocka_unit_test(test_page_token),
+        cmocka_unit_test(test_passwords),      cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_param_literals), cmocka_unit_test(test_bytea_decode),
     };
     return cmocka_run_group_tests_name("store-svc units", tests, NULL, NULL);
