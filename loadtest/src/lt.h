@@ -28,5 +28,6 @@ int lt_cmd_ghz(int argc, char **argv, lt_stop *stop);
 int lt_cmd_seed(int argc, char **argv, lt_stop *stop);
 int lt_cmd_cleanup(int argc, char **argv, lt_stop *stop);
 int lt_cmd_run(int argc, char **argv, lt_stop *stop);
+int lt_cmd_hold(int argc, char **argv, lt_stop *stop);
 
 #endif

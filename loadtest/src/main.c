@@ -1,5 +1,5 @@
 /*
- * main.c — `loadtest seed|cleanup|run|ghz [options]`.
+ * main.c — `loadtest seed|cleanup|run|ghz|hold [options]`.
  *
  * rpc_init() blocks SIGINT/SIGTERM in every thread; one small thread waits
  * for them and raises the stop flag, so a run ends cleanly and still writes
@@ -60,7 +60,8 @@ static void lt_usage(FILE *f)
             "  seed      create N tagged accounts with live sessions in Postgres (COPY)\n"
             "  cleanup   remove a seeded population and its games\n"
             "  run       the game-playing scenario against the gateway\n"
-            "  ghz       one method, ghz's options and reports\n");
+            "  ghz       one method, ghz's options and reports\n"
+            "  hold      many idle Subscribe streams held open, every event accounted for\n");
 }
 
 int main(int argc, char **argv)
@@ -92,6 +93,8 @@ int main(int argc, char **argv)
         rc = lt_cmd_cleanup(argc - 1, argv + 1, &stop);
     else if (!strcmp(cmd, "run"))
         rc = lt_cmd_run(argc - 1, argv + 1, &stop);
+    else if (!strcmp(cmd, "hold"))
+        rc = lt_cmd_hold(argc - 1, argv + 1, &stop);
     else {
         fprintf(stderr, "loadtest: unknown command '%s'\n", cmd);
         lt_usage(stderr);
