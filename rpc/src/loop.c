@@ -4,6 +4,7 @@
  */
 #include <grpc/support/time.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,14 @@ rpc_loop *rpc__client_loop_for(const rpc_client_opts *opts)
 
 void rpc_init(void)
 {
+    /* A server of ours may hold tens of thousands of connections: use the
+     * whole open-file allowance the system grants, not the shell's soft
+     * default. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

@@ -38,9 +38,10 @@
 /* ------------------------------------------------------------------ */
 /* Process set-up                                                      */
 
-/* Blocks SIGINT/SIGTERM/SIGPIPE in the calling thread (so every thread the
- * core creates inherits the mask) and calls grpc_init(). Call it first thing
- * in main(), before any other thread exists. */
+/* Raises the open-file soft limit to the hard limit, blocks
+ * SIGINT/SIGTERM/SIGPIPE in the calling thread (so every thread the core
+ * creates inherits the mask) and calls grpc_init(). Call it first thing in
+ * main(), before any other thread exists. */
 void rpc_init(void);
 /* grpc_shutdown(). */
 void rpc_shutdown(void);
