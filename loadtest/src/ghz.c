@@ -106,25 +106,24 @@ typedef struct lt_ghz {
 
 static void lt_ghz__usage(FILE *f)
 {
-    fprintf(f,
-            "usage: loadtest ghz --call pkg.Service/Method [options] HOST:PORT\n"
-            "  --call NAME            method, e.g. grpc.health.v1.Health/Check\n"
-            "  -c, --concurrency N    workers (default 50)\n"
-            "  -n, --total N          requests (default 200; ignored with -z)\n"
-            "  -z, --duration D       send for this long (e.g. 10s)\n"
-            "  -x, --max-duration D   hard bound on the whole run (default 10m)\n"
-            "  --rps R                open-loop rate (0: as fast as the workers go)\n"
-            "  --connections N        HTTP/2 connections (default 1)\n"
-            "  -d, --data JSON        request message (or an array: round robin)\n"
-            "  -D, --data-file FILE   same, from a file\n"
-            "  -m, --metadata JSON    {\"key\":\"value\",...}\n"
-            "  -O, --format F         summary|json|pretty|csv (default summary)\n"
-            "  -o, --output FILE      write the report here (default stdout)\n"
-            "  -t, --timeout D        per call (default 20s)\n"
-            "  --connect-timeout D    (default 10s)\n"
-            "  --insecure             plaintext (the default without --cacert)\n"
-            "  --cacert/--cert/--key/--cname  TLS\n"
-            "  --name NAME            a label for the report\n");
+    fprintf(f, "usage: loadtest ghz --call pkg.Service/Method [options] HOST:PORT\n"
+               "  --call NAME            method, e.g. grpc.health.v1.Health/Check\n"
+               "  -c, --concurrency N    workers (default 50)\n"
+               "  -n, --total N          requests (default 200; ignored with -z)\n"
+               "  -z, --duration D       send for this long (e.g. 10s)\n"
+               "  -x, --max-duration D   hard bound on the whole run (default 10m)\n"
+               "  --rps R                open-loop rate (0: as fast as the workers go)\n"
+               "  --connections N        HTTP/2 connections (default 1)\n"
+               "  -d, --data JSON        request message (or an array: round robin)\n"
+               "  -D, --data-file FILE   same, from a file\n"
+               "  -m, --metadata JSON    {\"key\":\"value\",...}\n"
+               "  -O, --format F         summary|json|pretty|csv (default summary)\n"
+               "  -o, --output FILE      write the report here (default stdout)\n"
+               "  -t, --timeout D        per call (default 20s)\n"
+               "  --connect-timeout D    (default 10s)\n"
+               "  --insecure             plaintext (the default without --cacert)\n"
+               "  --cacert/--cert/--key/--cname  TLS\n"
+               "  --name NAME            a label for the report\n");
 }
 
 static int lt_ghz__dur(const char *flag, const char *v, long long *out, char *err, size_t errlen)
@@ -141,14 +140,22 @@ static int lt_ghz__dur(const char *flag, const char *v, long long *out, char *er
             goto bad;
         p = end;
         double mul;
-        if (!strncmp(p, "ms", 2)) mul = 1, p += 2;
-        else if (!strncmp(p, "us", 2)) mul = 0.001, p += 2;
-        else if (!strncmp(p, "ns", 2)) mul = 0.000001, p += 2;
-        else if (*p == 's') mul = 1000, p++;
-        else if (*p == 'm') mul = 60000, p++;
-        else if (*p == 'h') mul = 3600000, p++;
-        else if (*p == '\0' && p == v + strlen(v)) mul = 1000; /* bare number: seconds */
-        else goto bad;
+        if (!strncmp(p, "ms", 2))
+            mul = 1, p += 2;
+        else if (!strncmp(p, "us", 2))
+            mul = 0.001, p += 2;
+        else if (!strncmp(p, "ns", 2))
+            mul = 0.000001, p += 2;
+        else if (*p == 's')
+            mul = 1000, p++;
+        else if (*p == 'm')
+            mul = 60000, p++;
+        else if (*p == 'h')
+            mul = 3600000, p++;
+        else if (*p == '\0' && p == v + strlen(v))
+            mul = 1000; /* bare number: seconds */
+        else
+            goto bad;
         total += (long long)(num * mul);
     }
     *out = total;
@@ -158,8 +165,8 @@ bad:
     return -1;
 }
 
-static int lt_ghz__num(const char *flag, const char *v, long long min, long long max, long long *out,
-                       char *err, size_t errlen)
+static int lt_ghz__num(const char *flag, const char *v, long long min, long long max,
+                       long long *out, char *err, size_t errlen)
 {
     char *end;
     errno = 0;
@@ -210,12 +217,39 @@ static int lt_ghz__parse(lt_ghz_opts *o, int argc, char **argv, char *err, size_
             o->insecure = true;
             continue;
         }
-        static const char *const takes_value[] = {
-            "--call", "-c", "--concurrency", "-n", "--total", "-z", "--duration", "-x",
-            "--max-duration", "--rps", "-r", "--connections", "-d", "--data", "-D", "--data-file",
-            "-m", "--metadata", "-O", "--format", "-o", "--output", "-t", "--timeout",
-            "--connect-timeout", "--name", "--cacert", "--cert", "--key", "--cname", "--cpus",
-            "--skipFirst", NULL};
+        static const char *const takes_value[] = {"--call",
+                                                  "-c",
+                                                  "--concurrency",
+                                                  "-n",
+                                                  "--total",
+                                                  "-z",
+                                                  "--duration",
+                                                  "-x",
+                                                  "--max-duration",
+                                                  "--rps",
+                                                  "-r",
+                                                  "--connections",
+                                                  "-d",
+                                                  "--data",
+                                                  "-D",
+                                                  "--data-file",
+                                                  "-m",
+                                                  "--metadata",
+                                                  "-O",
+                                                  "--format",
+                                                  "-o",
+                                                  "--output",
+                                                  "-t",
+                                                  "--timeout",
+                                                  "--connect-timeout",
+                                                  "--name",
+                                                  "--cacert",
+                                                  "--cert",
+                                                  "--key",
+                                                  "--cname",
+                                                  "--cpus",
+                                                  "--skipFirst",
+                                                  NULL};
         bool known = false;
         for (int k = 0; takes_value[k]; k++)
             if (!strcmp(name, takes_value[k]))
@@ -235,16 +269,20 @@ static int lt_ghz__parse(lt_ghz_opts *o, int argc, char **argv, char *err, size_
         if (!strcmp(name, "--call")) {
             snprintf(o->call, sizeof(o->call), "%s", val);
         } else if (!strcmp(name, "-c") || !strcmp(name, "--concurrency")) {
-            if (lt_ghz__num(name, val, 1, 100000, &n, err, errlen)) return -1;
+            if (lt_ghz__num(name, val, 1, 100000, &n, err, errlen))
+                return -1;
             o->concurrency = (int)n;
         } else if (!strcmp(name, "-n") || !strcmp(name, "--total")) {
-            if (lt_ghz__num(name, val, 1, 1000000000LL, &n, err, errlen)) return -1;
+            if (lt_ghz__num(name, val, 1, 1000000000LL, &n, err, errlen))
+                return -1;
             o->total = n;
             have_n = true;
         } else if (!strcmp(name, "-z") || !strcmp(name, "--duration")) {
-            if (lt_ghz__dur(name, val, &o->duration_ms, err, errlen)) return -1;
+            if (lt_ghz__dur(name, val, &o->duration_ms, err, errlen))
+                return -1;
         } else if (!strcmp(name, "-x") || !strcmp(name, "--max-duration")) {
-            if (lt_ghz__dur(name, val, &o->max_duration_ms, err, errlen)) return -1;
+            if (lt_ghz__dur(name, val, &o->max_duration_ms, err, errlen))
+                return -1;
         } else if (!strcmp(name, "--rps") || !strcmp(name, "-r")) {
             char *end;
             o->rps = strtod(val, &end);
@@ -253,7 +291,8 @@ static int lt_ghz__parse(lt_ghz_opts *o, int argc, char **argv, char *err, size_
                 return -1;
             }
         } else if (!strcmp(name, "--connections")) {
-            if (lt_ghz__num(name, val, 1, 19000, &n, err, errlen)) return -1;
+            if (lt_ghz__num(name, val, 1, 19000, &n, err, errlen))
+                return -1;
             o->connections = (int)n;
         } else if (!strcmp(name, "-d") || !strcmp(name, "--data")) {
             o->data = val;
@@ -266,9 +305,11 @@ static int lt_ghz__parse(lt_ghz_opts *o, int argc, char **argv, char *err, size_
         } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
             o->output = val;
         } else if (!strcmp(name, "-t") || !strcmp(name, "--timeout")) {
-            if (lt_ghz__dur(name, val, &o->timeout_ms, err, errlen)) return -1;
+            if (lt_ghz__dur(name, val, &o->timeout_ms, err, errlen))
+                return -1;
         } else if (!strcmp(name, "--connect-timeout")) {
-            if (lt_ghz__dur(name, val, &o->connect_timeout_ms, err, errlen)) return -1;
+            if (lt_ghz__dur(name, val, &o->connect_timeout_ms, err, errlen))
+                return -1;
         } else if (!strcmp(name, "--name")) {
             o->name = val;
         } else if (!strcmp(name, "--cacert")) {
@@ -292,7 +333,8 @@ static int lt_ghz__parse(lt_ghz_opts *o, int argc, char **argv, char *err, size_
         return -1;
     }
     if (o->connections > o->concurrency) {
-        snprintf(err, errlen, "--connections (%d) cannot exceed -c (%d)", o->connections, o->concurrency);
+        snprintf(err, errlen, "--connections (%d) cannot exceed -c (%d)", o->connections,
+                 o->concurrency);
         return -1;
     }
     if (o->timeout_ms <= 0)
@@ -302,8 +344,8 @@ static int lt_ghz__parse(lt_ghz_opts *o, int argc, char **argv, char *err, size_
     /* Loopback only: this driver is for our own stacks. */
     if (strncmp(o->host, "127.", 4) && strncmp(o->host, "localhost:", 10) &&
         strncmp(o->host, "ipv4:127.", 9) && strncmp(o->host, "[::1]:", 6)) {
-        snprintf(err, errlen, "host '%s' is not a loopback address (127.x.x.x:PORT, localhost:PORT)",
-                 o->host);
+        snprintf(err, errlen,
+                 "host '%s' is not a loopback address (127.x.x.x:PORT, localhost:PORT)", o->host);
         return -1;
     }
     return 0;
@@ -323,8 +365,11 @@ static char *lt_ghz__read_file(const char *path, char *err, size_t errlen)
         n += r;
         if (n + 1 == cap) {
             char *nb = realloc(buf, cap *= 2);
-            if (!nb) { free(buf); buf = NULL; }
-            else buf = nb;
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            } else
+                buf = nb;
         }
     }
     fclose(f);
@@ -342,7 +387,8 @@ static int lt_ghz__prepare(lt_ghz *g, char *err, size_t errlen)
     if (lt_method_lookup(g->o.call, &g->m, err, errlen) != 0)
         return -1;
     if (g->m.server_streaming) {
-        snprintf(err, errlen, "%s is a server-streaming method; ghz mode drives unary methods", g->m.path);
+        snprintf(err, errlen, "%s is a server-streaming method; ghz mode drives unary methods",
+                 g->m.path);
         return -1;
     }
     const ProtobufCMessageDescriptor *in = g->m.method->input;
@@ -360,7 +406,8 @@ static int lt_ghz__prepare(lt_ghz *g, char *err, size_t errlen)
     if (*p == '[') {
         cJSON *arr = cJSON_Parse(p);
         if (arr == NULL || !cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0) {
-            snprintf(err, errlen, "-d: malformed JSON data (an object or a non-empty array of objects)");
+            snprintf(err, errlen,
+                     "-d: malformed JSON data (an object or a non-empty array of objects)");
             cJSON_Delete(arr);
             goto out;
         }
@@ -438,7 +485,8 @@ static void lt_ghz__on_done(void *arg, const rpc_status *st, grpc_byte_buffer *r
 static int32_t lt_ghz__error_index(lt_ghz *g, const rpc_status *st)
 {
     char text[320];
-    snprintf(text, sizeof(text), "rpc error: code = %s desc = %s", lt_go_code_name(st->code), st->message);
+    snprintf(text, sizeof(text), "rpc error: code = %s desc = %s", lt_go_code_name(st->code),
+             st->message);
     for (size_t i = 0; i < g->nerrors; i++) {
         if (!strcmp(g->errors[i].text, text)) {
             g->errors[i].count++;
@@ -491,12 +539,13 @@ static void lt_ghz__issue(lt_ghz *g, uint64_t intended)
     s->intended = intended;
     s->sent = lt_now_ns();
     s->wall_sent = lt_wall_ns();
-    rpc_client_opts opts = {.timeout_ms = g->o.timeout_ms, .md = g->md, .md_count = g->nmd,
-                            .loop = g->loops[i % 2]};
+    rpc_client_opts opts = {
+        .timeout_ms = g->o.timeout_ms, .md = g->md, .md_count = g->nmd, .loop = g->loops[i % 2]};
     int w = (int)(i % (uint64_t)g->o.concurrency);
     rpc_channel *ch = g->channels[w % g->o.connections];
     g->inflight++;
-    if (rpc_client_raw(ch, g->m.path, g->payloads[i % g->npayloads], &opts, lt_ghz__on_done, s) != RPC_OK) {
+    if (rpc_client_raw(ch, g->m.path, g->payloads[i % g->npayloads], &opts, lt_ghz__on_done, s) !=
+        RPC_OK) {
         s->done = lt_now_ns();
         rpc_status_set(&s->st, GRPC_STATUS_INTERNAL, "start_failed", "could not start the call");
         lt_ghz__record(g, s);
@@ -539,7 +588,8 @@ static void lt_ghz__drive(lt_ghz *g)
     g->t0 = lt_now_ns();
     g->wall_start = lt_wall_ns();
     uint64_t hard_end = g->t0 + (uint64_t)g->o.max_duration_ms * 1000000ull;
-    uint64_t send_end = g->o.duration_ms > 0 ? g->t0 + (uint64_t)g->o.duration_ms * 1000000ull : UINT64_MAX;
+    uint64_t send_end =
+        g->o.duration_ms > 0 ? g->t0 + (uint64_t)g->o.duration_ms * 1000000ull : UINT64_MAX;
     uint64_t limit = g->o.duration_ms > 0 ? UINT64_MAX : (uint64_t)g->o.total;
     double interval = g->o.rps > 0 ? 1e9 / g->o.rps : 0;
     bool sending = true;
@@ -683,7 +733,8 @@ static void lt_ghz__summary(lt_ghz *g, FILE *f)
     fprintf(f, "\nStatus code distribution:\n");
     for (int c = 0; c <= 16; c++)
         if (g->code_counts[c])
-            fprintf(f, "  [%s]   %" PRIu64 " responses   \n", lt_go_code_name(c), g->code_counts[c]);
+            fprintf(f, "  [%s]   %" PRIu64 " responses   \n", lt_go_code_name(c),
+                    g->code_counts[c]);
     if (g->nerrors) {
         fprintf(f, "\nError distribution:\n");
         for (size_t i = 0; i < g->nerrors; i++)
@@ -746,7 +797,8 @@ static void lt_ghz__json(lt_ghz *g, FILE *f, bool pretty)
         char *txt = d ? cJSON_PrintUnformatted(d) : NULL;
         /* Raw JSON, as ghz echoes it. */
         if (txt) {
-            if (!w.after_key) fputc(',', f);
+            if (!w.after_key)
+                fputc(',', f);
             w.after_key = false;
             fputs(txt, f);
         } else {

@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int lt_hist__msb(uint64_t v) { return 63 - __builtin_clzll(v); }
+static int lt_hist__msb(uint64_t v)
+{
+    return 63 - __builtin_clzll(v);
+}
 
 int lt_hist_init(lt_hist *h, int sub_bits)
 {
@@ -87,7 +90,10 @@ void lt_hist_record_n(lt_hist *h, uint64_t v, uint64_t n)
         h->max = v;
 }
 
-void lt_hist_record(lt_hist *h, uint64_t v) { lt_hist_record_n(h, v, 1); }
+void lt_hist_record(lt_hist *h, uint64_t v)
+{
+    lt_hist_record_n(h, v, 1);
+}
 
 int lt_hist_merge(lt_hist *dst, const lt_hist *src)
 {

@@ -42,11 +42,16 @@ long lt_base64_decode(const char *in, size_t len, unsigned char *out)
     for (size_t i = 0; i < len; i++) {
         char ch = in[i];
         int v;
-        if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
-        else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
-        else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
-        else if (ch == '+' || ch == '-') v = 62;
-        else if (ch == '/' || ch == '_') v = 63;
+        if (ch >= 'A' && ch <= 'Z')
+            v = ch - 'A';
+        else if (ch >= 'a' && ch <= 'z')
+            v = ch - 'a' + 26;
+        else if (ch >= '0' && ch <= '9')
+            v = ch - '0' + 52;
+        else if (ch == '+' || ch == '-')
+            v = 62;
+        else if (ch == '/' || ch == '_')
+            v = 63;
         else if (ch == '=') {
             /* Only trailing padding. */
             for (size_t j = i; j < len; j++)
@@ -133,12 +138,20 @@ static int lt_j2p__message(lt_j2p *c, const ProtobufCMessageDescriptor *desc, co
 static size_t lt_j2p__elem_size(const ProtobufCFieldDescriptor *f)
 {
     switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_FLOAT:
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_FLOAT:
     case PROTOBUF_C_TYPE_ENUM:
         return 4;
-    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE:
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE:
         return 8;
     case PROTOBUF_C_TYPE_BOOL:
         return sizeof(protobuf_c_boolean);
@@ -158,22 +171,28 @@ static int lt_j2p__value(lt_j2p *c, const ProtobufCFieldDescriptor *f, const cJS
     long long sv = 0;
     unsigned long long uv = 0;
     switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
         if (lt_j2p__int(c, j, false, INT32_MIN, INT32_MAX, 0, &sv, &uv) != 0)
             return -1;
         *(int32_t *)slot = (int32_t)sv;
         return 0;
-    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
         if (lt_j2p__int(c, j, false, INT64_MIN, INT64_MAX, 0, &sv, &uv) != 0)
             return -1;
         *(int64_t *)slot = (int64_t)sv;
         return 0;
-    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
         if (lt_j2p__int(c, j, true, 0, 0, UINT32_MAX, &sv, &uv) != 0)
             return -1;
         *(uint32_t *)slot = (uint32_t)uv;
         return 0;
-    case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
         if (lt_j2p__int(c, j, true, 0, 0, UINT64_MAX, &sv, &uv) != 0)
             return -1;
         *(uint64_t *)slot = (uint64_t)uv;
@@ -183,8 +202,9 @@ static int lt_j2p__value(lt_j2p *c, const ProtobufCFieldDescriptor *f, const cJS
         double d;
         if (cJSON_IsNumber(j))
             d = j->valuedouble;
-        else if (cJSON_IsString(j) && (!strcmp(j->valuestring, "NaN") || !strcmp(j->valuestring, "Infinity") ||
-                                       !strcmp(j->valuestring, "-Infinity")))
+        else if (cJSON_IsString(j) &&
+                 (!strcmp(j->valuestring, "NaN") || !strcmp(j->valuestring, "Infinity") ||
+                  !strcmp(j->valuestring, "-Infinity")))
             d = strtod(j->valuestring, NULL);
         else
             return lt_j2p__fail(c, "expected a number");
@@ -202,9 +222,11 @@ static int lt_j2p__value(lt_j2p *c, const ProtobufCFieldDescriptor *f, const cJS
     case PROTOBUF_C_TYPE_ENUM: {
         const ProtobufCEnumDescriptor *ed = f->descriptor;
         if (cJSON_IsString(j)) {
-            const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value_by_name(ed, j->valuestring);
+            const ProtobufCEnumValue *v =
+                protobuf_c_enum_descriptor_get_value_by_name(ed, j->valuestring);
             if (v == NULL)
-                return lt_j2p__fail(c, "\"%s\" is not a value of enum %s", j->valuestring, ed->name);
+                return lt_j2p__fail(c, "\"%s\" is not a value of enum %s", j->valuestring,
+                                    ed->name);
             *(int *)slot = v->value;
             return 0;
         }
@@ -307,7 +329,8 @@ static int lt_j2p__message(lt_j2p *c, const ProtobufCMessageDescriptor *desc, co
         }
         if (lt_j2p__value(c, f, it, field) != 0) {
             if (f->type == PROTOBUF_C_TYPE_STRING && *(char **)field == NULL)
-                *(char **)field = f->default_value ? (char *)f->default_value : (char *)protobuf_c_empty_string;
+                *(char **)field =
+                    f->default_value ? (char *)f->default_value : (char *)protobuf_c_empty_string;
             return -1;
         }
         if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)

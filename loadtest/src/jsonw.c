@@ -57,21 +57,43 @@ static void lt_jw__close(lt_jw *w, char c)
     fputc(c, w->f);
 }
 
-void lt_jw_obj(lt_jw *w) { lt_jw__open(w, '{'); }
-void lt_jw_end_obj(lt_jw *w) { lt_jw__close(w, '}'); }
-void lt_jw_arr(lt_jw *w) { lt_jw__open(w, '['); }
-void lt_jw_end_arr(lt_jw *w) { lt_jw__close(w, ']'); }
+void lt_jw_obj(lt_jw *w)
+{
+    lt_jw__open(w, '{');
+}
+void lt_jw_end_obj(lt_jw *w)
+{
+    lt_jw__close(w, '}');
+}
+void lt_jw_arr(lt_jw *w)
+{
+    lt_jw__open(w, '[');
+}
+void lt_jw_end_arr(lt_jw *w)
+{
+    lt_jw__close(w, ']');
+}
 
 static void lt_jw__esc(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
         default:
             if (*p < 0x20)
                 fprintf(f, "\\u%04x", *p);
@@ -90,9 +112,21 @@ void lt_jw_key(lt_jw *w, const char *k)
     w->after_key = true;
 }
 
-void lt_jw_str(lt_jw *w, const char *s) { lt_jw__pre(w); lt_jw__esc(w->f, s); }
-void lt_jw_int(lt_jw *w, int64_t v) { lt_jw__pre(w); fprintf(w->f, "%" PRId64, v); }
-void lt_jw_uint(lt_jw *w, uint64_t v) { lt_jw__pre(w); fprintf(w->f, "%" PRIu64, v); }
+void lt_jw_str(lt_jw *w, const char *s)
+{
+    lt_jw__pre(w);
+    lt_jw__esc(w->f, s);
+}
+void lt_jw_int(lt_jw *w, int64_t v)
+{
+    lt_jw__pre(w);
+    fprintf(w->f, "%" PRId64, v);
+}
+void lt_jw_uint(lt_jw *w, uint64_t v)
+{
+    lt_jw__pre(w);
+    fprintf(w->f, "%" PRIu64, v);
+}
 void lt_jw_dbl(lt_jw *w, double v)
 {
     lt_jw__pre(w);
@@ -100,10 +134,38 @@ void lt_jw_dbl(lt_jw *w, double v)
         v = 0;
     fprintf(w->f, "%.17g", v);
 }
-void lt_jw_bool(lt_jw *w, bool v) { lt_jw__pre(w); fputs(v ? "true" : "false", w->f); }
-void lt_jw_null(lt_jw *w) { lt_jw__pre(w); fputs("null", w->f); }
-void lt_jw_kstr(lt_jw *w, const char *k, const char *s) { lt_jw_key(w, k); lt_jw_str(w, s); }
-void lt_jw_kint(lt_jw *w, const char *k, int64_t v) { lt_jw_key(w, k); lt_jw_int(w, v); }
-void lt_jw_kuint(lt_jw *w, const char *k, uint64_t v) { lt_jw_key(w, k); lt_jw_uint(w, v); }
-void lt_jw_kdbl(lt_jw *w, const char *k, double v) { lt_jw_key(w, k); lt_jw_dbl(w, v); }
-void lt_jw_kbool(lt_jw *w, const char *k, bool v) { lt_jw_key(w, k); lt_jw_bool(w, v); }
+void lt_jw_bool(lt_jw *w, bool v)
+{
+    lt_jw__pre(w);
+    fputs(v ? "true" : "false", w->f);
+}
+void lt_jw_null(lt_jw *w)
+{
+    lt_jw__pre(w);
+    fputs("null", w->f);
+}
+void lt_jw_kstr(lt_jw *w, const char *k, const char *s)
+{
+    lt_jw_key(w, k);
+    lt_jw_str(w, s);
+}
+void lt_jw_kint(lt_jw *w, const char *k, int64_t v)
+{
+    lt_jw_key(w, k);
+    lt_jw_int(w, v);
+}
+void lt_jw_kuint(lt_jw *w, const char *k, uint64_t v)
+{
+    lt_jw_key(w, k);
+    lt_jw_uint(w, v);
+}
+void lt_jw_kdbl(lt_jw *w, const char *k, double v)
+{
+    lt_jw_key(w, k);
+    lt_jw_dbl(w, v);
+}
+void lt_jw_kbool(lt_jw *w, const char *k, bool v)
+{
+    lt_jw_key(w, k);
+    lt_jw_bool(w, v);
+}

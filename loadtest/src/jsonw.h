@@ -19,9 +19,9 @@ typedef struct lt_jw {
 } lt_jw;
 
 void lt_jw_init(lt_jw *w, FILE *f, bool pretty);
-void lt_jw_obj(lt_jw *w);  /* { */
+void lt_jw_obj(lt_jw *w); /* { */
 void lt_jw_end_obj(lt_jw *w);
-void lt_jw_arr(lt_jw *w);  /* [ */
+void lt_jw_arr(lt_jw *w); /* [ */
 void lt_jw_end_arr(lt_jw *w);
 void lt_jw_key(lt_jw *w, const char *k);
 void lt_jw_str(lt_jw *w, const char *s);

@@ -43,10 +43,14 @@ static void *lt_sigwatch_main(void *arg)
         if (sig != SIGINT && sig != SIGTERM)
             continue;
         if (++hits == 1)
-            fprintf(stderr, "\nloadtest: stopping (signal %d); finishing in-flight calls and writing the report\n",
+            fprintf(stderr,
+                    "\nloadtest: stopping (signal %d); finishing in-flight calls and writing the "
+                    "report\n",
                     sig);
         else
-            fprintf(stderr, "loadtest: still stopping; a third signal is ignored too — wait a few seconds\n");
+            fprintf(
+                stderr,
+                "loadtest: still stopping; a third signal is ignored too — wait a few seconds\n");
         atomic_store(&w->stop->stop, 1);
         lt_stop_wake(w->stop);
     }
@@ -55,13 +59,12 @@ static void *lt_sigwatch_main(void *arg)
 
 static void lt_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: loadtest COMMAND [options]   (COMMAND --help for its options)\n"
-            "  seed      create N tagged accounts with live sessions in Postgres (COPY)\n"
-            "  cleanup   remove a seeded population and its games\n"
-            "  run       the game-playing scenario against the gateway\n"
-            "  ghz       one method, ghz's options and reports\n"
-            "  hold      many idle Subscribe streams held open, every event accounted for\n");
+    fprintf(f, "usage: loadtest COMMAND [options]   (COMMAND --help for its options)\n"
+               "  seed      create N tagged accounts with live sessions in Postgres (COPY)\n"
+               "  cleanup   remove a seeded population and its games\n"
+               "  run       the game-playing scenario against the gateway\n"
+               "  ghz       one method, ghz's options and reports\n"
+               "  hold      many idle Subscribe streams held open, every event accounted for\n");
 }
 
 int main(int argc, char **argv)

@@ -53,9 +53,11 @@ int lt_method_lookup(const char *call, lt_method *out, char *err, size_t errlen)
         const ProtobufCServiceDescriptor *s = lt_services[i];
         if (strcmp(s->name, svc_name) != 0)
             continue;
-        const ProtobufCMethodDescriptor *m = protobuf_c_service_descriptor_get_method_by_name(s, meth_name);
+        const ProtobufCMethodDescriptor *m =
+            protobuf_c_service_descriptor_get_method_by_name(s, meth_name);
         if (m == NULL) {
-            int n = snprintf(err, errlen, "unknown method '%s' of service %s; it has:", meth_name, s->name);
+            int n = snprintf(err, errlen, "unknown method '%s' of service %s; it has:", meth_name,
+                             s->name);
             for (unsigned k = 0; k < s->n_methods && n > 0 && (size_t)n < errlen; k++)
                 n += snprintf(err + n, errlen - (size_t)n, " %s", s->methods[k].name);
             return -1;
@@ -69,7 +71,8 @@ int lt_method_lookup(const char *call, lt_method *out, char *err, size_t errlen)
         return 0;
     }
     int n = snprintf(err, errlen, "unknown service '%s'; known:", svc_name);
-    for (size_t i = 0; i < sizeof(lt_services) / sizeof(lt_services[0]) && n > 0 && (size_t)n < errlen; i++)
+    for (size_t i = 0;
+         i < sizeof(lt_services) / sizeof(lt_services[0]) && n > 0 && (size_t)n < errlen; i++)
         n += snprintf(err + n, errlen - (size_t)n, " %s", lt_services[i]->name);
     return -1;
 }
@@ -77,9 +80,23 @@ int lt_method_lookup(const char *call, lt_method *out, char *err, size_t errlen)
 const char *lt_go_code_name(int code)
 {
     static const char *const names[] = {
-        "OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
-        "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted",
-        "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",
+        "OK",
+        "Canceled",
+        "Unknown",
+        "InvalidArgument",
+        "DeadlineExceeded",
+        "NotFound",
+        "AlreadyExists",
+        "PermissionDenied",
+        "ResourceExhausted",
+        "FailedPrecondition",
+        "Aborted",
+        "OutOfRange",
+        "Unimplemented",
+        "Internal",
+        "Unavailable",
+        "DataLoss",
+        "Unauthenticated",
     };
     if (code < 0 || code > 16)
         return "Unknown";

@@ -30,11 +30,11 @@
 
 typedef enum lt_phase {
     LT_PH_NEW = 0,
-    LT_PH_IDLE,      /* waiting for the next tick */
-    LT_PH_CALL,      /* one unary call in flight */
-    LT_PH_COMPOSE,   /* between paced evaluates (timer) */
-    LT_PH_THINK,     /* on its turn, thinking before placing tiles (timer) */
-    LT_PH_DONE,      /* shut down */
+    LT_PH_IDLE,    /* waiting for the next tick */
+    LT_PH_CALL,    /* one unary call in flight */
+    LT_PH_COMPOSE, /* between paced evaluates (timer) */
+    LT_PH_THINK,   /* on its turn, thinking before placing tiles (timer) */
+    LT_PH_DONE,    /* shut down */
 } lt_phase;
 
 /* What the in-flight call is for. */
@@ -130,7 +130,8 @@ const lt_op_info lt_ops[LT_OP_COUNT] = {
     [LT_OP_EXCHANGE] = {"Exchange", "/scrabble.v1.Edge/Exchange", NULL, true},
     [LT_OP_INVITE] = {"Invite", "/scrabble.v1.Edge/Invite", NULL, false},
     [LT_OP_RESPOND] = {"RespondInvitation", "/scrabble.v1.Edge/RespondInvitation", NULL, false},
-    [LT_OP_LIST_INVITATIONS] = {"ListInvitations", "/scrabble.v1.Edge/ListInvitations", NULL, false},
+    [LT_OP_LIST_INVITATIONS] = {"ListInvitations", "/scrabble.v1.Edge/ListInvitations", NULL,
+                                false},
     [LT_OP_LIST_GAMES] = {"ListGames", "/scrabble.v1.Edge/ListGames", NULL, false},
     [LT_OP_NUDGE] = {"Nudge", "/scrabble.v1.Edge/Nudge", NULL, false},
     [LT_OP_SEND_CHAT] = {"SendChat", "/scrabble.v1.Edge/SendChat", NULL, false},
@@ -138,7 +139,8 @@ const lt_op_info lt_ops[LT_OP_COUNT] = {
     [LT_OP_GET_DRAFT] = {"GetDraft", "/scrabble.v1.Edge/GetDraft", NULL, false},
     [LT_OP_GET_PROFILE] = {"GetProfile", "/scrabble.v1.Edge/GetProfile", NULL, false},
     [LT_OP_GET_STATS] = {"GetStats", "/scrabble.v1.Edge/GetStats", NULL, false},
-    [LT_OP_HAMMER] = {"hammer:ListGames", "/scrabble.v1.Edge/ListGames", "hammer:games.list", false},
+    [LT_OP_HAMMER] = {"hammer:ListGames", "/scrabble.v1.Edge/ListGames", "hammer:games.list",
+                      false},
 };
 
 static uint64_t lt_rand(lt_player *p)
@@ -214,7 +216,10 @@ static void lt_timer_set(lt_run *r, lt_player *p, uint64_t at)
     lt_heap_up(r, p->heap_idx);
 }
 
-uint64_t lt_heap_top_time(lt_run *r) { return r->heap_n ? r->heap[0]->timer_at : UINT64_MAX; }
+uint64_t lt_heap_top_time(lt_run *r)
+{
+    return r->heap_n ? r->heap[0]->timer_at : UINT64_MAX;
+}
 
 lt_player *lt_heap_pop_due(lt_run *r, uint64_t now)
 {
@@ -253,7 +258,8 @@ static void lt_call_start(lt_player *p, lt_op op, lt_step_kind step, const Proto
     p->phase = LT_PH_CALL;
     r->inflight++;
     grpc_byte_buffer *bb = rpc_pack(req);
-    rpc_client_opts opts = {.timeout_ms = r->c.timeout_ms, .md = &p->md, .md_count = 1, .loop = p->loop};
+    rpc_client_opts opts = {
+        .timeout_ms = r->c.timeout_ms, .md = &p->md, .md_count = 1, .loop = p->loop};
     int rc = rpc_client_raw(p->ch, lt_ops[op].method, bb, &opts, lt_on_unary, c);
     grpc_byte_buffer_destroy(bb);
     if (rc != RPC_OK) {
@@ -301,7 +307,8 @@ static void lt_subscribe(lt_player *p)
     Scrabble__V1__SubscribeRequest req = SCRABBLE__V1__SUBSCRIBE_REQUEST__INIT;
     rpc_client_opts opts = {.md = &p->md, .md_count = 1, .loop = p->loop};
     p->sub = rpc_client_stream_open(p->ch, "/scrabble.v1.Edge/Subscribe", &req.base,
-                                    &scrabble__v1__event__descriptor, &opts, lt_on_event, lt_on_stream_end, p);
+                                    &scrabble__v1__event__descriptor, &opts, lt_on_event,
+                                    lt_on_stream_end, p);
     p->sub_live = p->sub != NULL;
 }
 
@@ -423,7 +430,8 @@ static void lt_social(lt_player *p, uint64_t intended)
         }
         __attribute__((fallthrough));
     case 2: {
-        static const char *const words[] = {"QUIXOTIC", "ZEPHYR", "AARDVARK", "XYZZY", "JINX", "OXEN"};
+        static const char *const words[] = {"QUIXOTIC", "ZEPHYR", "AARDVARK",
+                                            "XYZZY",    "JINX",   "OXEN"};
         Scrabble__V1__CheckWordRequest req = SCRABBLE__V1__CHECK_WORD_REQUEST__INIT;
         req.word = (char *)words[lt_rand(p) % 6];
         lt_call_start(p, LT_OP_CHECK_WORD, LT_K_SOCIAL, &req.base, intended);
@@ -571,14 +579,15 @@ static bool lt_compose(lt_player *p)
     }
     /* Check it as the server will. */
     solver_result res;
-    if (solver_validate(&p->board, r->lex, r->dist, &rack, p->place, (size_t)p->nplace, &res) != SOLVER_OK)
+    if (solver_validate(&p->board, r->lex, r->dist, &rack, p->place, (size_t)p->nplace, &res) !=
+        SOLVER_OK)
         return false;
     return p->nplace > 0;
 }
 
 /* Placements 0..n-1 as protobuf messages in caller storage. */
-static void lt_fill_placements(lt_player *p, int n, Scrabble__V1__Placement *pb, Scrabble__V1__Placement **ptrs,
-                               char letters[][2])
+static void lt_fill_placements(lt_player *p, int n, Scrabble__V1__Placement *pb,
+                               Scrabble__V1__Placement **ptrs, char letters[][2])
 {
     for (int i = 0; i < n; i++) {
         scrabble__v1__placement__init(&pb[i]);
@@ -835,12 +844,24 @@ static void lt_on_reply(lt_player *p, lt_call *c)
     r->inflight--;
     const ProtobufCMessageDescriptor *desc = NULL;
     switch (c->step) {
-    case LT_K_TICK_STATE: desc = &scrabble__v1__game_state__descriptor; break;
-    case LT_K_HISTORY: desc = &scrabble__v1__get_history_reply__descriptor; break;
-    case LT_K_INVITE: case LT_K_RESPOND: desc = &scrabble__v1__invitation__descriptor; break;
-    case LT_K_LIST_INV: desc = &scrabble__v1__list_invitations_reply__descriptor; break;
-    case LT_K_LIST_GAMES: desc = &scrabble__v1__list_games_reply__descriptor; break;
-    default: break;
+    case LT_K_TICK_STATE:
+        desc = &scrabble__v1__game_state__descriptor;
+        break;
+    case LT_K_HISTORY:
+        desc = &scrabble__v1__get_history_reply__descriptor;
+        break;
+    case LT_K_INVITE:
+    case LT_K_RESPOND:
+        desc = &scrabble__v1__invitation__descriptor;
+        break;
+    case LT_K_LIST_INV:
+        desc = &scrabble__v1__list_invitations_reply__descriptor;
+        break;
+    case LT_K_LIST_GAMES:
+        desc = &scrabble__v1__list_games_reply__descriptor;
+        break;
+    default:
+        break;
     }
     ProtobufCMessage *msg = NULL;
     if (c->st.code == GRPC_STATUS_OK && desc)
@@ -855,9 +876,11 @@ static void lt_on_reply(lt_player *p, lt_call *c)
     }
     if (c->st.code != GRPC_STATUS_OK) {
         const char *reason = c->st.reason;
-        if (!strcmp(reason, "game_over") || !strcmp(reason, "not_a_player") || !strcmp(reason, "not_found")) {
-            if (p->game_id && (c->op == LT_OP_GET_STATE || c->op == LT_OP_SUBMIT_PLAY || c->op == LT_OP_PASS ||
-                               c->op == LT_OP_EXCHANGE || c->op == LT_OP_GET_HISTORY))
+        if (!strcmp(reason, "game_over") || !strcmp(reason, "not_a_player") ||
+            !strcmp(reason, "not_found")) {
+            if (p->game_id &&
+                (c->op == LT_OP_GET_STATE || c->op == LT_OP_SUBMIT_PLAY || c->op == LT_OP_PASS ||
+                 c->op == LT_OP_EXCHANGE || c->op == LT_OP_GET_HISTORY))
                 lt_game_over(p);
         }
         if (c->step == LT_K_INVITE || c->step == LT_K_RESPOND) {
@@ -911,15 +934,14 @@ static void lt_on_reply(lt_player *p, lt_call *c)
         int64_t found = 0;
         for (size_t i = 0; li && i < li->n_invitations; i++) {
             Scrabble__V1__Invitation *inv = li->invitations[i];
-            if (inv->status == SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN && inv->inviter_handle &&
-                !strcmp(inv->inviter_handle, p->partner_handle))
+            if (inv->status == SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN &&
+                inv->inviter_handle && !strcmp(inv->inviter_handle, p->partner_handle))
                 found = inv->invitation_id;
         }
         if (found && !p->game_id) {
             p->pending_inv = found;
             lt_respond(p, found, done);
-        }
-        else
+        } else
             lt_schedule_next_tick(p, false);
         break;
     }

@@ -26,9 +26,9 @@ int lt_proc_parse_stat(const char *line, pid_t *ppid, uint64_t *ticks, uint64_t 
     char state;
     long pp;
     unsigned long long f[17];
-    int n = sscanf(p, " %c %ld %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &state, &pp,
-                   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10], &f[11],
-                   &f[12]);
+    int n = sscanf(p, " %c %ld %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+                   &state, &pp, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8],
+                   &f[9], &f[10], &f[11], &f[12]);
     if (n < 15)
         return -1;
     /* f[0]=pgrp f[1]=session f[2]=tty f[3]=tpgid f[4]=flags f[5]=minflt
@@ -48,7 +48,8 @@ unsigned long lt_proc_listen_inode(const char *text, int port)
         char laddr[64];
         unsigned long inode;
         /* sl local rem st tx:rx tr:when retr uid timeout inode */
-        if (sscanf(line, "%*d: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu",
+        if (sscanf(line,
+                   "%*d: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu",
                    laddr, &lport, &state, &inode) == 4) {
             if ((int)lport == port && state == 0x0A && inode != 0)
                 return inode;
@@ -212,8 +213,8 @@ static int lt_proc__read_machine(uint64_t *ticks, double *rss)
     if (!f)
         return -1;
     unsigned long long v[8] = {0};
-    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                   &v[6], &v[7]);
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
     fclose(f);
     if (n < 7)
         return -1;

@@ -30,8 +30,8 @@ typedef struct lt_proc_step {
 
 typedef struct lt_proc_target {
     char name[32];
-    int port;       /* 0: pid given */
-    pid_t pid;      /* 0: not found */
+    int port;  /* 0: pid given */
+    pid_t pid; /* 0: not found */
     bool children;
     bool machine; /* the whole machine (/proc/stat), not a process */
     uint64_t last_ticks;

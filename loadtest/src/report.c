@@ -80,9 +80,10 @@ static void lt_notes(const lt_opstats *o, char *buf, size_t len)
         const lt_outcome *oc = &o->outcomes[i];
         if (oc->code == 0)
             continue;
-        off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s %" PRIu64 " (%.2f%%)", off ? ", " : "",
-                                rpc_status_code_name(oc->code), oc->reason[0] ? "/" : "", oc->reason,
-                                oc->count, 100.0 * oc->count / o->count);
+        off +=
+            (size_t)snprintf(buf + off, len - off, "%s%s%s%s %" PRIu64 " (%.2f%%)", off ? ", " : "",
+                             rpc_status_code_name(oc->code), oc->reason[0] ? "/" : "", oc->reason,
+                             oc->count, 100.0 * oc->count / o->count);
     }
     if (o->transport && off + 40 < len)
         snprintf(buf + off, len - off, "; transport %" PRIu64, o->transport);
@@ -93,10 +94,10 @@ void lt_report_table(lt_run *r, FILE *f)
     for (int si = 0; si <= r->step && si < r->c.nsteps; si++) {
         const lt_step_result *s = &r->steps[si];
         double secs = lt_step_secs(s);
-        fprintf(f, "\n== step %d/%d: %d players, %.1f s (t=%.1f..%.1f s) ==\n", si + 1, r->c.nsteps, s->players,
-                secs, s->started_s, s->ended_s);
-        fprintf(f, "%-18s %9s %8s %9s %9s %9s %9s %9s  %s\n", "operation", "count", "req/s", "p50", "p99",
-                "p99.9", "max", "svc p99", "notes");
+        fprintf(f, "\n== step %d/%d: %d players, %.1f s (t=%.1f..%.1f s) ==\n", si + 1, r->c.nsteps,
+                s->players, secs, s->started_s, s->ended_s);
+        fprintf(f, "%-18s %9s %8s %9s %9s %9s %9s %9s  %s\n", "operation", "count", "req/s", "p50",
+                "p99", "p99.9", "max", "svc p99", "notes");
         uint64_t total = 0;
         for (int op = 0; op < LT_OP_COUNT; op++) {
             const lt_opstats *o = &s->ops[op];
@@ -110,8 +111,8 @@ void lt_report_table(lt_run *r, FILE *f)
             lt_fmt_ms(mx, sizeof(mx), o->corrected.max);
             lt_fmt_ms(sp99, sizeof(sp99), lt_hist_percentile(&o->service, 99));
             lt_notes(o, notes, sizeof(notes));
-            fprintf(f, "%-18s %9" PRIu64 " %8.1f %9s %9s %9s %9s %9s  %s\n", o->name, o->count, o->count / secs,
-                    p50, p99, p999, mx, sp99, notes);
+            fprintf(f, "%-18s %9" PRIu64 " %8.1f %9s %9s %9s %9s %9s  %s\n", o->name, o->count,
+                    o->count / secs, p50, p99, p999, mx, sp99, notes);
         }
         uint64_t tn, tok, worst;
         const char *worst_op;
@@ -120,20 +121,30 @@ void lt_report_table(lt_run *r, FILE *f)
         char w[16], lag[16];
         lt_fmt_ms(w, sizeof(w), worst);
         lt_fmt_ms(lag, sizeof(lag), lt_hist_percentile(&s->lag, 99));
-        fprintf(f, "total %" PRIu64 " calls (%.1f req/s); latencies corrected (from the intended send), "
-                   "svc = from the actual send\n",
+        fprintf(f,
+                "total %" PRIu64
+                " calls (%.1f req/s); latencies corrected (from the intended send), "
+                "svc = from the actual send\n",
                 total, total / secs);
-        fprintf(f, "games started %" PRIu64 ", finished %" PRIu64 "; turns %" PRIu64 " accepted of %" PRIu64
-                   " (%.2f%%); no-play turns %" PRIu64 "; board mismatches %" PRIu64 "; stream ends %" PRIu64
-                   "; driver timer lag p99 %s\n",
-                s->games_started, s->games_finished, tok, tn, tn ? 100.0 * tok / tn : 100.0, s->no_play,
-                s->board_mismatch, s->stream_errors, lag);
-        fprintf(f, "events: game_started %" PRIu64 ", opponent_moved %" PRIu64 ", your_turn %" PRIu64
-                   ", game_over %" PRIu64 ", chat %" PRIu64 ", nudge %" PRIu64 ", invitation %" PRIu64 "\n",
-                s->events[1], s->events[2], s->events[3], s->events[4], s->events[5], s->events[6], s->events[7]);
-        fprintf(f, "verdict: %s (worst gameplay p99 %s in %s; bound 50 ms over gameplay ops with >= %d calls, "
-                   "and zero transport errors)\n",
-                held ? "HELD" : "NOT HELD", w, worst_op[0] ? worst_op : "-", LT_VERDICT_MIN_SAMPLES);
+        fprintf(f,
+                "games started %" PRIu64 ", finished %" PRIu64 "; turns %" PRIu64
+                " accepted of %" PRIu64 " (%.2f%%); no-play turns %" PRIu64
+                "; board mismatches %" PRIu64 "; stream ends %" PRIu64
+                "; driver timer lag p99 %s\n",
+                s->games_started, s->games_finished, tok, tn, tn ? 100.0 * tok / tn : 100.0,
+                s->no_play, s->board_mismatch, s->stream_errors, lag);
+        fprintf(f,
+                "events: game_started %" PRIu64 ", opponent_moved %" PRIu64 ", your_turn %" PRIu64
+                ", game_over %" PRIu64 ", chat %" PRIu64 ", nudge %" PRIu64 ", invitation %" PRIu64
+                "\n",
+                s->events[1], s->events[2], s->events[3], s->events[4], s->events[5], s->events[6],
+                s->events[7]);
+        fprintf(f,
+                "verdict: %s (worst gameplay p99 %s in %s; bound 50 ms over gameplay ops with >= "
+                "%d calls, "
+                "and zero transport errors)\n",
+                held ? "HELD" : "NOT HELD", w, worst_op[0] ? worst_op : "-",
+                LT_VERDICT_MIN_SAMPLES);
     }
     fprintf(f, "\n== resources (cores = CPU-seconds per second; RSS summed over a group) ==\n");
     fprintf(f, "%-12s %7s", "process", "pid");
@@ -235,8 +246,9 @@ int lt_report_json(lt_run *r, const char *path)
         lt_jw_end_obj(&w);
         lt_jw_key(&w, "events");
         lt_jw_obj(&w);
-        static const char *const evn[8] = {"unspecified", "game_started", "opponent_moved", "your_turn",
-                                           "game_over", "chat", "nudge", "invitation"};
+        static const char *const evn[8] = {"unspecified", "game_started", "opponent_moved",
+                                           "your_turn",   "game_over",    "chat",
+                                           "nudge",       "invitation"};
         for (int e = 0; e < 8; e++)
             lt_jw_kuint(&w, evn[e], s->events[e]);
         lt_jw_end_obj(&w);
@@ -300,7 +312,8 @@ int lt_report_json(lt_run *r, const char *path)
             lt_jw_kuint(&w, "samples", ps ? ps->samples : 0);
             lt_jw_kdbl(&w, "cpu_mean", ps && ps->samples ? ps->cpu_sum / ps->samples : 0);
             lt_jw_kdbl(&w, "cpu_peak", ps ? ps->cpu_peak : 0);
-            lt_jw_kdbl(&w, "rss_mean_mb", ps && ps->samples ? ps->rss_sum / ps->samples / 1048576.0 : 0);
+            lt_jw_kdbl(&w, "rss_mean_mb",
+                       ps && ps->samples ? ps->rss_sum / ps->samples / 1048576.0 : 0);
             lt_jw_kdbl(&w, "rss_peak_mb", ps ? ps->rss_peak / 1048576.0 : 0);
             lt_jw_end_obj(&w);
         }
@@ -348,62 +361,96 @@ static void lt_svg_chart(FILE *f, const lt_run *r, const char *title, const char
         ymax = 1;
     if (tmax <= 0)
         tmax = 1;
-    fprintf(f, "<h3>%s</h3>\n<svg width=\"%d\" height=\"%d\" style=\"background:#fafafa;border:1px solid #ddd\">\n",
+    fprintf(f,
+            "<h3>%s</h3>\n<svg width=\"%d\" height=\"%d\" style=\"background:#fafafa;border:1px "
+            "solid #ddd\">\n",
             title, W, H);
     for (int g = 0; g <= 4; g++) {
         double y = T + (H - T - B) * (1 - g / 4.0);
-        fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>", L, W - 10, y, y);
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.3g %s</text>\n", L - 4,
-                y + 4, ymax * g / 4, unit);
+        fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>", L,
+                W - 10, y, y);
+        fprintf(f,
+                "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.3g %s</text>\n",
+                L - 4, y + 4, ymax * g / 4, unit);
     }
     /* Step boundaries. */
     for (int si = 1; si <= r->step && si < r->c.nsteps; si++) {
         double x = L + (W - L - 10) * (r->steps[si].started_s / tmax);
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#bbb\" stroke-dasharray=\"4\"/>"
-                   "<text x=\"%.1f\" y=\"%d\" font-size=\"11\">%d players</text>\n",
+        fprintf(f,
+                "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#bbb\" "
+                "stroke-dasharray=\"4\"/>"
+                "<text x=\"%.1f\" y=\"%d\" font-size=\"11\">%d players</text>\n",
                 x, x, T, H - B, x + 3, T + 10, r->steps[si].players);
     }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">0 s</text><text x=\"%d\" y=\"%d\" font-size=\"11\" "
-               "text-anchor=\"end\">%.0f s</text>\n",
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\" font-size=\"11\">0 s</text><text x=\"%d\" y=\"%d\" "
+            "font-size=\"11\" "
+            "text-anchor=\"end\">%.0f s</text>\n",
             L, H - 10, W - 10, H - 10, tmax);
     for (int s = 0; s < nser; s++) {
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colors[s]);
+        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+                colors[s]);
         for (size_t i = 0; i < r->nseries; i++) {
             double x = L + (W - L - 10) * (r->series[i].t / tmax);
             double y = T + (H - T - B) * (1 - get[s](&r->series[i]) / ymax);
             fprintf(f, "%.1f,%.1f ", x, y);
         }
-        fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"%s\">%s</text>\n", L + 10 + s * 220, 14,
-                colors[s], names[s]);
+        fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"%s\">%s</text>\n",
+                L + 10 + s * 220, 14, colors[s], names[s]);
     }
     fprintf(f, "</svg>\n");
 }
 
-static double lt_g_p99(const lt_series_point *p) { return p->p99_ms; }
-static double lt_g_p50(const lt_series_point *p) { return p->p50_ms; }
-static double lt_g_svc(const lt_series_point *p) { return p->svc_p99_ms; }
-static double lt_g_rps(const lt_series_point *p) { return p->rps; }
-static double lt_g_err(const lt_series_point *p) { return p->err_rps; }
-static double lt_g_players(const lt_series_point *p) { return p->players; }
+static double lt_g_p99(const lt_series_point *p)
+{
+    return p->p99_ms;
+}
+static double lt_g_p50(const lt_series_point *p)
+{
+    return p->p50_ms;
+}
+static double lt_g_svc(const lt_series_point *p)
+{
+    return p->svc_p99_ms;
+}
+static double lt_g_rps(const lt_series_point *p)
+{
+    return p->rps;
+}
+static double lt_g_err(const lt_series_point *p)
+{
+    return p->err_rps;
+}
+static double lt_g_players(const lt_series_point *p)
+{
+    return p->players;
+}
 
 int lt_report_html(lt_run *r, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "<!doctype html><html><head><meta charset=\"utf-8\"><title>loadtest report</title>"
-               "<style>body{font-family:sans-serif;margin:2em;max-width:1000px}"
-               "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;"
-               "text-align:right}td:first-child,th:first-child,td:last-child{text-align:left}"
-               ".held{color:#070}.not{color:#a00}</style></head><body>\n");
-    fprintf(f, "<h1>loadtest run</h1><p>target %s; steps %s, %d ms each; tick %d ms; eval %s (+%d recon); "
-               "hammer %s; end: %s</p>\n",
-            r->c.target, r->c.steps_spec, r->c.step_duration_ms, r->c.tick_ms, r->c.eval ? "on" : "off",
-            r->c.eval_recon, r->c.hammer ? "on" : "off", r->end_reason ? r->end_reason : "");
-    fprintf(f, "<p>Latencies are corrected for coordinated omission: counted from each call's intended "
-               "send time on the open-loop schedule; <i>svc</i> columns count from the actual send.</p>\n");
+    fprintf(
+        f,
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>loadtest report</title>"
+        "<style>body{font-family:sans-serif;margin:2em;max-width:1000px}"
+        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;"
+        "text-align:right}td:first-child,th:first-child,td:last-child{text-align:left}"
+        ".held{color:#070}.not{color:#a00}</style></head><body>\n");
+    fprintf(
+        f,
+        "<h1>loadtest run</h1><p>target %s; steps %s, %d ms each; tick %d ms; eval %s (+%d recon); "
+        "hammer %s; end: %s</p>\n",
+        r->c.target, r->c.steps_spec, r->c.step_duration_ms, r->c.tick_ms, r->c.eval ? "on" : "off",
+        r->c.eval_recon, r->c.hammer ? "on" : "off", r->end_reason ? r->end_reason : "");
+    fprintf(
+        f, "<p>Latencies are corrected for coordinated omission: counted from each call's intended "
+           "send time on the open-loop schedule; <i>svc</i> columns count from the actual "
+           "send.</p>\n");
     double (*g1[])(const lt_series_point *) = {lt_g_p99, lt_g_p50, lt_g_svc};
-    const char *n1[] = {"gameplay p99 (corrected)", "gameplay p50 (corrected)", "gameplay p99 (service)"};
+    const char *n1[] = {"gameplay p99 (corrected)", "gameplay p50 (corrected)",
+                        "gameplay p99 (service)"};
     const char *c1[] = {"#c62828", "#1565c0", "#ef6c00"};
     lt_svg_chart(f, r, "Latency over time (per second)", "ms", 3, g1, n1, c1);
     double (*g2[])(const lt_series_point *) = {lt_g_rps, lt_g_err};
@@ -421,9 +468,10 @@ int lt_report_html(lt_run *r, const char *path)
         const char *worst_op;
         lt_turns(s, &tn, &tok);
         bool held = lt_step_held(s, &worst, &worst_op);
-        fprintf(f, "<h2>Step %d: %d players, %.0f s — <span class=\"%s\">%s</span></h2>\n", si + 1, s->players,
-                secs, held ? "held" : "not", held ? "held" : "not held");
-        fprintf(f, "<table><tr><th>operation</th><th>count</th><th>req/s</th><th>p50</th><th>p90</th><th>p99</th>"
+        fprintf(f, "<h2>Step %d: %d players, %.0f s — <span class=\"%s\">%s</span></h2>\n", si + 1,
+                s->players, secs, held ? "held" : "not", held ? "held" : "not held");
+        fprintf(f, "<table><tr><th>operation</th><th>count</th><th>req/s</th><th>p50</th><th>p90</"
+                   "th><th>p99</th>"
                    "<th>p99.9</th><th>max</th><th>svc p99</th><th>notes</th></tr>\n");
         for (int op = 0; op < LT_OP_COUNT; op++) {
             const lt_opstats *o = &s->ops[op];
@@ -431,22 +479,28 @@ int lt_report_html(lt_run *r, const char *path)
                 continue;
             char notes[512];
             lt_notes(o, notes, sizeof(notes));
-            fprintf(f, "<tr><td>%s</td><td>%" PRIu64 "</td><td>%.1f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
-                       "<td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%s</td></tr>\n",
+            fprintf(f,
+                    "<tr><td>%s</td><td>%" PRIu64
+                    "</td><td>%.1f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
+                    "<td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%s</td></tr>\n",
                     o->name, o->count, o->count / secs, lt_hist_percentile(&o->corrected, 50) / 1e6,
-                    lt_hist_percentile(&o->corrected, 90) / 1e6, lt_hist_percentile(&o->corrected, 99) / 1e6,
+                    lt_hist_percentile(&o->corrected, 90) / 1e6,
+                    lt_hist_percentile(&o->corrected, 99) / 1e6,
                     lt_hist_percentile(&o->corrected, 99.9) / 1e6, o->corrected.max / 1e6,
                     lt_hist_percentile(&o->service, 99) / 1e6, notes);
         }
-        fprintf(f, "</table><p>times in ms. Games started %" PRIu64 ", finished %" PRIu64 "; turns accepted %" PRIu64
-                   " of %" PRIu64 "; board mismatches %" PRIu64 ".</p>\n",
+        fprintf(f,
+                "</table><p>times in ms. Games started %" PRIu64 ", finished %" PRIu64
+                "; turns accepted %" PRIu64 " of %" PRIu64 "; board mismatches %" PRIu64 ".</p>\n",
                 s->games_started, s->games_finished, tok, tn, s->board_mismatch);
-        fprintf(f, "<table><tr><th>process</th><th>cores mean</th><th>cores peak</th><th>RSS peak MB</th></tr>\n");
+        fprintf(f, "<table><tr><th>process</th><th>cores mean</th><th>cores peak</th><th>RSS peak "
+                   "MB</th></tr>\n");
         for (int i = 0; i < r->procs.n; i++) {
             const lt_proc_target *t = &r->procs.t[i];
             const lt_proc_step *ps = &t->steps[si];
             fprintf(f, "<tr><td>%s</td><td>%.2f</td><td>%.2f</td><td>%.0f</td></tr>\n", t->name,
-                    ps->samples ? ps->cpu_sum / ps->samples : 0, ps->cpu_peak, ps->rss_peak / 1048576.0);
+                    ps->samples ? ps->cpu_sum / ps->samples : 0, ps->cpu_peak,
+                    ps->rss_peak / 1048576.0);
         }
         fprintf(f, "</table>\n");
     }

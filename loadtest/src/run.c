@@ -27,44 +27,62 @@ static const cfg_option lt_run_options[] = {
     CFG_STR_OPT(lt_run_cfg, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
                 "Postgres, for seeding, --reset and --cleanup"),
     CFG_STR_OPT(lt_run_cfg, tag, "tag", "lt", "population tag (see `loadtest seed`)"),
-    CFG_STR_OPT(lt_run_cfg, secret, "secret", "loadtest-local", "key the bearer tokens derive from"),
-    CFG_STR_OPT(lt_run_cfg, steps_spec, "steps", "50,200,500", "players per step, ascending, comma-separated"),
-    CFG_DUR_OPT(lt_run_cfg, step_duration_ms, "step-duration", 1000, 24 * 3600 * 1000, "4m", "length of each step"),
+    CFG_STR_OPT(lt_run_cfg, secret, "secret", "loadtest-local",
+                "key the bearer tokens derive from"),
+    CFG_STR_OPT(lt_run_cfg, steps_spec, "steps", "50,200,500",
+                "players per step, ascending, comma-separated"),
+    CFG_DUR_OPT(lt_run_cfg, step_duration_ms, "step-duration", 1000, 24 * 3600 * 1000, "4m",
+                "length of each step"),
     CFG_DUR_OPT(lt_run_cfg, tick_ms, "tick", 50, 60000, "800ms", "poll period of each player"),
     CFG_BOOL_OPT(lt_run_cfg, eval, "eval", "true", "fire Evaluate previews while composing a play"),
-    CFG_INT_OPT(lt_run_cfg, eval_recon, "eval-recon", 0, 20, "2", "extra full re-previews per play"),
+    CFG_INT_OPT(lt_run_cfg, eval_recon, "eval-recon", 0, 20, "2",
+                "extra full re-previews per play"),
     CFG_DUR_OPT(lt_run_cfg, debounce_ms, "debounce", 0, 10000, "250ms", "spacing of the previews"),
     CFG_DUR_OPT(lt_run_cfg, think_ms, "think", 0, 600000, "0",
                 "on its turn a player thinks this long before placing tiles (0: starts at once)"),
-    CFG_BOOL_OPT(lt_run_cfg, hammer, "hammer", "false", "flood ListGames from one account (rate limiter probe)"),
+    CFG_BOOL_OPT(lt_run_cfg, hammer, "hammer", "false",
+                 "flood ListGames from one account (rate limiter probe)"),
     CFG_INT_OPT(lt_run_cfg, hammer_rps, "hammer-rps", 1, 100000, "700", "hammer rate (open loop)"),
     CFG_BOOL_OPT(lt_run_cfg, reset, "reset", "false", "wipe all game data before the run"),
-    CFG_BOOL_OPT(lt_run_cfg, cleanup, "cleanup", "false", "remove the seeded population after the run"),
+    CFG_BOOL_OPT(lt_run_cfg, cleanup, "cleanup", "false",
+                 "remove the seeded population after the run"),
     CFG_BOOL_OPT(lt_run_cfg, seed, "seed", "true", "seed the population first when it is missing"),
-    CFG_INT_OPT(lt_run_cfg, social_pct, "social", 0, 100, "5", "percent of off-turn ticks with a social call"),
-    CFG_INT_OPT(lt_run_cfg, top_n, "top-n", 1, 64, "24", "plays generated; one is picked from the middle half"),
-    CFG_STR_OPT(lt_run_cfg, lexicon, "lexicon", "", "lexicon file (default: <bin>/../share/wamerican.kwg)"),
-    CFG_STR_OPT(lt_run_cfg, out_json, "out", "loadtest-report.json", "JSON report path (\"\" none)"),
-    CFG_STR_OPT(lt_run_cfg, out_html, "html", "loadtest-report.html", "HTML report path (\"\" none)"),
-    CFG_STR_OPT(lt_run_cfg, procs, "procs",
-                "gateway=7000,game-svc=7100,store-svc=7200,postgres+=55432,redis=56379,self,machine",
-                "processes to sample: name=listen-port (name+= with children), name=pid:N, self, machine"),
+    CFG_INT_OPT(lt_run_cfg, social_pct, "social", 0, 100, "5",
+                "percent of off-turn ticks with a social call"),
+    CFG_INT_OPT(lt_run_cfg, top_n, "top-n", 1, 64, "24",
+                "plays generated; one is picked from the middle half"),
+    CFG_STR_OPT(lt_run_cfg, lexicon, "lexicon", "",
+                "lexicon file (default: <bin>/../share/wamerican.kwg)"),
+    CFG_STR_OPT(lt_run_cfg, out_json, "out", "loadtest-report.json",
+                "JSON report path (\"\" none)"),
+    CFG_STR_OPT(lt_run_cfg, out_html, "html", "loadtest-report.html",
+                "HTML report path (\"\" none)"),
+    CFG_STR_OPT(
+        lt_run_cfg, procs, "procs",
+        "gateway=7000,game-svc=7100,store-svc=7200,postgres+=55432,redis=56379,self,machine",
+        "processes to sample: name=listen-port (name+= with children), name=pid:N, self, machine"),
     CFG_INT_OPT(lt_run_cfg, loops, "loops", 1, 16, "2", "gRPC completion threads"),
     CFG_DUR_OPT(lt_run_cfg, max_duration_ms, "max-duration", 0, 24 * 3600 * 1000, "0",
                 "hard bound on the run (0: the steps + 1m)"),
     CFG_DUR_OPT(lt_run_cfg, timeout_ms, "timeout", 100, 600000, "10s", "per-call deadline"),
     CFG_DUR_OPT(lt_run_cfg, progress_ms, "progress", 500, 600000, "5s", "progress line period"),
-    CFG_DUR_OPT(lt_run_cfg, ramp_ms, "ramp", 0, 3600000, "10s", "new players of a step join over this long"),
+    CFG_DUR_OPT(lt_run_cfg, ramp_ms, "ramp", 0, 3600000, "10s",
+                "new players of a step join over this long"),
     CFG_BOOL_OPT(lt_run_cfg, quiet, "quiet", "false", "no progress lines"),
     CFG_STR_OPT(lt_run_cfg, log_level, "log-level", "warn", "debug|info|warn|error"),
 };
 
-lt_step_result *lt_run_cur(lt_run *r) { return &r->steps[r->step]; }
+lt_step_result *lt_run_cur(lt_run *r)
+{
+    return &r->steps[r->step];
+}
 
-void lt_run_record(lt_run *r, lt_op op, const rpc_status *st, uint64_t intended, uint64_t sent, uint64_t done)
+void lt_run_record(lt_run *r, lt_op op, const rpc_status *st, uint64_t intended, uint64_t sent,
+                   uint64_t done)
 {
     bool transport = lt_status_is_transport(st->code, st->reason, st->message);
-    lt_opstats_record(&lt_run_cur(r)->ops[op], st->code, st->reason, transport, intended, sent, done);
+    lt_opstats_record(&lt_run_cur(r)->ops[op], st->code, st->reason, transport, intended, sent,
+                      done);
     r->ival_calls++;
     r->progress_calls++;
     if (st->code != GRPC_STATUS_OK) {
@@ -156,9 +174,12 @@ static uint64_t lt_hammer_pump(lt_hammer *h, uint64_t now)
         s->sent = lt_now_ns();
         h->inflight++;
         r->inflight++;
-        rpc_client_opts opts = {.timeout_ms = r->c.timeout_ms, .md = &h->md, .md_count = 1,
+        rpc_client_opts opts = {.timeout_ms = r->c.timeout_ms,
+                                .md = &h->md,
+                                .md_count = 1,
                                 .loop = r->loops[h->issued % (uint64_t)r->c.loops]};
-        if (rpc_client_raw(h->ch, lt_ops[LT_OP_HAMMER].method, h->req, &opts, lt_hammer_done, s) != RPC_OK) {
+        if (rpc_client_raw(h->ch, lt_ops[LT_OP_HAMMER].method, h->req, &opts, lt_hammer_done, s) !=
+            RPC_OK) {
             s->done = lt_now_ns();
             rpc_status_set(&s->st, GRPC_STATUS_INTERNAL, NULL, "could not start the call");
             lt_mailbox_post(&r->mb, &s->msg);
@@ -187,7 +208,10 @@ static void lt_hammer_destroy(lt_hammer *h)
 /* ------------------------------------------------------------------ */
 /* Progress                                                            */
 
-static double lt_ms(uint64_t ns) { return ns / 1e6; }
+static double lt_ms(uint64_t ns)
+{
+    return ns / 1e6;
+}
 
 static void lt_series_close(lt_run *r, uint64_t now)
 {
@@ -242,14 +266,16 @@ static void lt_progress(lt_run *r, uint64_t now)
     size_t off = 0;
     for (int i = 0; i < nt && off < sizeof(cpu) - 32; i++)
         if (t[i].pid > 0)
-            off += (size_t)snprintf(cpu + off, sizeof(cpu) - off, " %s=%.2f", t[i].name, t[i].cpu_now);
+            off +=
+                (size_t)snprintf(cpu + off, sizeof(cpu) - off, " %s=%.2f", t[i].name, t[i].cpu_now);
     fprintf(stderr,
             "[%6.1fs] step %d/%d players=%d req/s=%.0f p99(gameplay)=%.1fms errors=%" PRIu64
             " transport=%" PRIu64 " turns=%" PRIu64 "/%" PRIu64 " ok games=+%" PRIu64 "/%" PRIu64
             " done cores:%s\n",
-            (now - r->t0) / 1e9, r->step + 1, r->c.nsteps, r->nactive, dt > 0 ? r->progress_calls / dt : 0,
-            lt_ms(lt_hist_percentile(&all, 99)), r->progress_errs, transport, submits_ok, submits,
-            s->games_started, s->games_finished, cpu);
+            (now - r->t0) / 1e9, r->step + 1, r->c.nsteps, r->nactive,
+            dt > 0 ? r->progress_calls / dt : 0, lt_ms(lt_hist_percentile(&all, 99)),
+            r->progress_errs, transport, submits_ok, submits, s->games_started, s->games_finished,
+            cpu);
     lt_hist_free(&all);
     r->progress_calls = r->progress_errs = 0;
     r->progress_t0 = now;
@@ -274,7 +300,8 @@ static int lt_parse_steps(lt_run_cfg *c, char *err, size_t errlen)
         if (n % 2)
             n++; /* players play in pairs */
         if (c->nsteps && n < c->steps[c->nsteps - 1]) {
-            snprintf(err, errlen, "--steps must not decrease (%ld after %d)", n, c->steps[c->nsteps - 1]);
+            snprintf(err, errlen, "--steps must not decrease (%ld after %d)", n,
+                     c->steps[c->nsteps - 1]);
             return -1;
         }
         if (c->nsteps == LT_MAX_STEPS) {
@@ -376,7 +403,8 @@ static void lt_drive(lt_run *r)
         if (ramp > step_ns / 2)
             ramp = step_ns / 2;
         for (int i = 0; i < fresh; i++)
-            lt_player_join(r, joined + i, now + (fresh > 1 ? ramp * (uint64_t)i / (uint64_t)fresh : 0));
+            lt_player_join(r, joined + i,
+                           now + (fresh > 1 ? ramp * (uint64_t)i / (uint64_t)fresh : 0));
         joined = target;
         if (r->hammer && hammer_next == UINT64_MAX)
             hammer_next = now;
@@ -455,7 +483,8 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
     r->stop = stop;
     lt_mailbox_init(&r->mb);
     cfg_table t = {lt_run_options, sizeof(lt_run_options) / sizeof(lt_run_options[0]), &r->c};
-    int lr = cfg_load(&t, 1, "SCRABBLE_LOADTEST_", "loadtest run", argc, argv, 1, NULL, NULL, err, sizeof(err));
+    int lr = cfg_load(&t, 1, "SCRABBLE_LOADTEST_", "loadtest run", argc, argv, 1, NULL, NULL, err,
+                      sizeof(err));
     if (lr == CFG_HELP) {
         rc = LT_EXIT_OK;
         goto out;
@@ -502,13 +531,14 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
     if (r->c.seed) {
         uint64_t s0 = lt_now_ns();
         int created;
-        if (lt_seed_ensure(pg, r->c.tag, r->c.secret, population, 48, &created, err, sizeof(err)) != 0) {
+        if (lt_seed_ensure(pg, r->c.tag, r->c.secret, population, 48, &created, err, sizeof(err)) !=
+            0) {
             fprintf(stderr, "loadtest run: seeding: %s\n", err);
             goto out;
         }
         if (created)
-            fprintf(stderr, "loadtest run: seeded %d players (tag %s) in %.2f s\n", population, r->c.tag,
-                    (lt_now_ns() - s0) / 1e9);
+            fprintf(stderr, "loadtest run: seeded %d players (tag %s) in %.2f s\n", population,
+                    r->c.tag, (lt_now_ns() - s0) / 1e9);
     }
     if (lt_procstat_init(&r->procs, r->c.procs, err, sizeof(err)) != 0) {
         fprintf(stderr, "loadtest run: --procs: %s\n", err);
@@ -532,11 +562,13 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
         bool ready = rpc_channel_ready(probe);
         rpc_channel_destroy(probe);
         if (!ready) {
-            fprintf(stderr, "loadtest run: cannot connect to the gateway at %s within 5 s\n", r->c.target);
+            fprintf(stderr, "loadtest run: cannot connect to the gateway at %s within 5 s\n",
+                    r->c.target);
             goto out;
         }
     }
-    if (lt_run_init_steps(r) != 0 || lt_hist_init(&r->ival_corr, 5) != 0 || lt_hist_init(&r->ival_svc, 5) != 0) {
+    if (lt_run_init_steps(r) != 0 || lt_hist_init(&r->ival_corr, 5) != 0 ||
+        lt_hist_init(&r->ival_svc, 5) != 0) {
         fprintf(stderr, "loadtest run: out of memory\n");
         goto out;
     }
@@ -557,9 +589,11 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
     if (r->c.hammer)
         r->hammer = lt_hammer_create(r, r->nplayers_max);
     atomic_store(&stop->wake, &r->mb);
-    fprintf(stderr, "loadtest run: target %s steps %s x %d ms, tick %d ms, eval %s (+%d recon), hammer %s\n",
-            r->c.target, r->c.steps_spec, r->c.step_duration_ms, r->c.tick_ms, r->c.eval ? "on" : "off",
-            r->c.eval_recon, r->c.hammer ? "on" : "off");
+    fprintf(
+        stderr,
+        "loadtest run: target %s steps %s x %d ms, tick %d ms, eval %s (+%d recon), hammer %s\n",
+        r->c.target, r->c.steps_spec, r->c.step_duration_ms, r->c.tick_ms, r->c.eval ? "on" : "off",
+        r->c.eval_recon, r->c.hammer ? "on" : "off");
     lt_drive(r);
     atomic_store(&stop->wake, NULL);
     lt_procstat_stop(&r->procs);
@@ -592,7 +626,9 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
             fprintf(stderr, "loadtest run: --cleanup: %s\n", err);
             rc = LT_EXIT_FAIL;
         } else {
-            fprintf(stderr, "loadtest run: removed %lld seeded accounts and their games (--cleanup)\n", removed);
+            fprintf(stderr,
+                    "loadtest run: removed %lld seeded accounts and their games (--cleanup)\n",
+                    removed);
         }
     }
 out:

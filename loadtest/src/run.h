@@ -92,11 +92,11 @@ typedef struct lt_run_cfg {
 
 /* Per-second series for the charts. */
 typedef struct lt_series_point {
-    double t;        /* seconds since the start */
+    double t; /* seconds since the start */
     int players;
     int step;
-    double rps;      /* all calls */
-    double err_rps;  /* non-OK, transport included */
+    double rps;                    /* all calls */
+    double err_rps;                /* non-OK, transport included */
     double p50_ms, p99_ms, max_ms; /* gameplay, corrected */
     double svc_p99_ms;             /* gameplay, service */
 } lt_series_point;
@@ -150,7 +150,8 @@ typedef struct lt_run {
 
 lt_step_result *lt_run_cur(lt_run *r);
 /* Records a finished call in the current step and the interval series. */
-void lt_run_record(lt_run *r, lt_op op, const rpc_status *st, uint64_t intended, uint64_t sent, uint64_t done);
+void lt_run_record(lt_run *r, lt_op op, const rpc_status *st, uint64_t intended, uint64_t sent,
+                   uint64_t done);
 
 /* Players (player.c). */
 int lt_players_alloc(lt_run *r);

@@ -25,7 +25,10 @@ static void lt_hex(const unsigned char *in, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-void lt_seed_handle(const char *tag, int idx, char *out, size_t len) { snprintf(out, len, "%s-%d", tag, idx); }
+void lt_seed_handle(const char *tag, int idx, char *out, size_t len)
+{
+    snprintf(out, len, "%s-%d", tag, idx);
+}
 
 void lt_seed_token(const char *secret, const char *tag, int idx, char out[LT_TOKEN_LEN + 1])
 {
@@ -33,7 +36,8 @@ void lt_seed_token(const char *secret, const char *tag, int idx, char out[LT_TOK
     int n = snprintf(msg, sizeof(msg), "%s:%d", tag, idx);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int maclen = 0;
-    HMAC(EVP_sha256(), secret, (int)strlen(secret), (const unsigned char *)msg, (size_t)n, mac, &maclen);
+    HMAC(EVP_sha256(), secret, (int)strlen(secret), (const unsigned char *)msg, (size_t)n, mac,
+         &maclen);
     memcpy(out, "lt1.", 4);
     char hex[65];
     lt_hex(mac, 16, hex);
@@ -67,8 +71,11 @@ static bool lt_pg_loopback(const char *conninfo, char *err, size_t errlen)
         snprintf(buf, sizeof(buf), "%s", o->val);
         char *save = NULL;
         for (char *h = strtok_r(buf, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-            if (h[0] != '/' && strcmp(h, "localhost") && strncmp(h, "127.", 4) && strcmp(h, "::1")) {
-                snprintf(err, errlen, "postgres host '%s' is not loopback (127.x, localhost, ::1, a socket dir)", h);
+            if (h[0] != '/' && strcmp(h, "localhost") && strncmp(h, "127.", 4) &&
+                strcmp(h, "::1")) {
+                snprintf(err, errlen,
+                         "postgres host '%s' is not loopback (127.x, localhost, ::1, a socket dir)",
+                         h);
                 ok = false;
             }
         }
@@ -92,8 +99,8 @@ PGconn *lt_pg_connect(const char *conninfo, char *err, size_t errlen)
 }
 
 /* Runs one statement; PGRES_COMMAND_OK or TUPLES_OK is success. */
-static int lt_pg_exec(PGconn *pg, const char *sql, int nparams, const char *const *params, PGresult **out,
-                      char *err, size_t errlen)
+static int lt_pg_exec(PGconn *pg, const char *sql, int nparams, const char *const *params,
+                      PGresult **out, char *err, size_t errlen)
 {
     PGresult *r = PQexecParams(pg, sql, nparams, NULL, params, NULL, NULL, 0);
     ExecStatusType s = PQresultStatus(r);
@@ -166,13 +173,16 @@ static int lt_copy_begin(PGconn *pg, const char *sql, char *err, size_t errlen)
 static int lt_seed_check_schema(PGconn *pg, char *err, size_t errlen)
 {
     PGresult *r;
-    if (lt_pg_exec(pg, "SELECT to_regclass('accounts') IS NOT NULL AND to_regclass('sessions') IS NOT NULL",
-                   0, NULL, &r, err, errlen) != 0)
+    if (lt_pg_exec(
+            pg,
+            "SELECT to_regclass('accounts') IS NOT NULL AND to_regclass('sessions') IS NOT NULL", 0,
+            NULL, &r, err, errlen) != 0)
         return -1;
     bool ok = PQgetvalue(r, 0, 0)[0] == 't';
     PQclear(r);
     if (!ok) {
-        snprintf(err, errlen, "the schema is missing (accounts, sessions): start store-svc once to migrate");
+        snprintf(err, errlen,
+                 "the schema is missing (accounts, sessions): start store-svc once to migrate");
         return -1;
     }
     return 0;
@@ -187,21 +197,24 @@ int lt_seed_cleanup(PGconn *pg, const char *tag, long long *removed, char *err, 
         return -1;
     if (lt_pg_exec(pg, "BEGIN", 0, NULL, NULL, err, errlen) != 0)
         return -1;
-    if (lt_pg_exec(pg, "CREATE TEMP TABLE lt_acc ON COMMIT DROP AS SELECT id FROM accounts WHERE tag = $1",
-                   1, p, NULL, err, errlen) != 0 ||
+    if (lt_pg_exec(
+            pg, "CREATE TEMP TABLE lt_acc ON COMMIT DROP AS SELECT id FROM accounts WHERE tag = $1",
+            1, p, NULL, err, errlen) != 0 ||
         lt_pg_exec(pg,
                    "DELETE FROM games WHERE id IN (SELECT game_id FROM game_players "
                    "WHERE account_id IN (SELECT id FROM lt_acc))",
                    0, NULL, NULL, err, errlen) != 0 ||
-        lt_pg_exec(pg, "DELETE FROM chat_messages WHERE account_id IN (SELECT id FROM lt_acc)", 0, NULL, NULL,
-                   err, errlen) != 0 ||
-        lt_pg_exec(pg,
-                   "DELETE FROM games WHERE invitation_id IN (SELECT invitation_id FROM invitation_seats "
-                   "WHERE account_id IN (SELECT id FROM lt_acc))",
-                   0, NULL, NULL, err, errlen) != 0 ||
+        lt_pg_exec(pg, "DELETE FROM chat_messages WHERE account_id IN (SELECT id FROM lt_acc)", 0,
+                   NULL, NULL, err, errlen) != 0 ||
+        lt_pg_exec(
+            pg,
+            "DELETE FROM games WHERE invitation_id IN (SELECT invitation_id FROM invitation_seats "
+            "WHERE account_id IN (SELECT id FROM lt_acc))",
+            0, NULL, NULL, err, errlen) != 0 ||
         lt_pg_exec(pg,
                    "DELETE FROM invitations WHERE inviter_id IN (SELECT id FROM lt_acc) OR id IN "
-                   "(SELECT invitation_id FROM invitation_seats WHERE account_id IN (SELECT id FROM lt_acc))",
+                   "(SELECT invitation_id FROM invitation_seats WHERE account_id IN (SELECT id "
+                   "FROM lt_acc))",
                    0, NULL, NULL, err, errlen) != 0 ||
         lt_pg_exec(pg, "DELETE FROM accounts WHERE tag = $1", 1, p, &r, err, errlen) != 0) {
         PQclear(PQexec(pg, "ROLLBACK"));
@@ -235,8 +248,8 @@ static void lt_seed_pw_hash(char *out, size_t len)
     snprintf(out, len, "pbkdf2-sha256$1000$%s$%s", sh, kh);
 }
 
-int lt_seed_ensure(PGconn *pg, const char *tag, const char *secret, int n, int ttl_hours, int *created,
-                   char *err, size_t errlen)
+int lt_seed_ensure(PGconn *pg, const char *tag, const char *secret, int n, int ttl_hours,
+                   int *created, char *err, size_t errlen)
 {
     *created = 0;
     if (lt_seed_check_schema(pg, err, errlen) != 0)
@@ -252,7 +265,8 @@ int lt_seed_ensure(PGconn *pg, const char *tag, const char *secret, int n, int t
     PGresult *r;
     if (lt_pg_exec(pg,
                    "SELECT (SELECT count(*) FROM accounts WHERE tag = $1) >= $3::int AND EXISTS "
-                   "(SELECT 1 FROM sessions WHERE token_hash = $2 AND expires_at > now() + interval '1 hour')",
+                   "(SELECT 1 FROM sessions WHERE token_hash = $2 AND expires_at > now() + "
+                   "interval '1 hour')",
                    3, p, &r, err, errlen) != 0)
         return -1;
     bool have = PQgetvalue(r, 0, 0)[0] == 't';
@@ -269,7 +283,8 @@ int lt_seed_ensure(PGconn *pg, const char *tag, const char *secret, int n, int t
     lt_copybuf *c = calloc(1, sizeof(*c));
     c->pg = pg;
     char line[512];
-    if (lt_copy_begin(pg, "COPY accounts (handle, display_name, pw_hash, tag) FROM STDIN", err, errlen) != 0)
+    if (lt_copy_begin(pg, "COPY accounts (handle, display_name, pw_hash, tag) FROM STDIN", err,
+                      errlen) != 0)
         goto fail;
     for (int i = 0; i < n; i++) {
         char h[96];
@@ -279,8 +294,8 @@ int lt_seed_ensure(PGconn *pg, const char *tag, const char *secret, int n, int t
     }
     if (lt_copy_end(c, err, errlen) != 0)
         goto fail;
-    if (lt_pg_exec(pg, "CREATE TEMP TABLE lt_seed (handle text, token_hash text) ON COMMIT DROP", 0, NULL,
-                   NULL, err, errlen) != 0 ||
+    if (lt_pg_exec(pg, "CREATE TEMP TABLE lt_seed (handle text, token_hash text) ON COMMIT DROP", 0,
+                   NULL, NULL, err, errlen) != 0 ||
         lt_copy_begin(pg, "COPY lt_seed (handle, token_hash) FROM STDIN", err, errlen) != 0)
         goto fail;
     for (int i = 0; i < n; i++) {
@@ -329,7 +344,8 @@ static const cfg_option lt_seed_options[] = {
     CFG_STR_OPT(lt_seed_cfg, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
                 "libpq connection string"),
     CFG_STR_OPT(lt_seed_cfg, tag, "tag", "lt", "population tag (accounts.tag; handles are TAG-i)"),
-    CFG_STR_OPT(lt_seed_cfg, secret, "secret", "loadtest-local", "key the bearer tokens derive from"),
+    CFG_STR_OPT(lt_seed_cfg, secret, "secret", "loadtest-local",
+                "key the bearer tokens derive from"),
     CFG_INT_OPT(lt_seed_cfg, players, "players", 1, 1000000, "1000", "players to create"),
     CFG_INT_OPT(lt_seed_cfg, ttl_hours, "ttl-hours", 2, 24 * 365, "48", "session lifetime"),
 };
@@ -339,7 +355,8 @@ static int lt_seed_load(int argc, char **argv, lt_seed_cfg *c)
     memset(c, 0, sizeof(*c));
     cfg_table t = {lt_seed_options, sizeof(lt_seed_options) / sizeof(lt_seed_options[0]), c};
     char err[256];
-    int rc = cfg_load(&t, 1, "SCRABBLE_LOADTEST_", argv[0], argc, argv, 1, NULL, NULL, err, sizeof(err));
+    int rc =
+        cfg_load(&t, 1, "SCRABBLE_LOADTEST_", argv[0], argc, argv, 1, NULL, NULL, err, sizeof(err));
     if (rc == CFG_HELP)
         return 1;
     if (rc != CFG_OK) {
@@ -367,14 +384,15 @@ int lt_cmd_seed(int argc, char **argv, lt_stop *stop)
     }
     uint64_t t0 = lt_now_ns();
     int created;
-    int rc = lt_seed_ensure(pg, c.tag, c.secret, c.players, c.ttl_hours, &created, err, sizeof(err));
+    int rc =
+        lt_seed_ensure(pg, c.tag, c.secret, c.players, c.ttl_hours, &created, err, sizeof(err));
     PQfinish(pg);
     if (rc != 0) {
         fprintf(stderr, "loadtest seed: %s\n", err);
         return LT_EXIT_FAIL;
     }
-    printf("seed: tag=%s players=%d %s in %.2f s\n", c.tag, c.players, created ? "created" : "already present",
-           (lt_now_ns() - t0) / 1e9);
+    printf("seed: tag=%s players=%d %s in %.2f s\n", c.tag, c.players,
+           created ? "created" : "already present", (lt_now_ns() - t0) / 1e9);
     return LT_EXIT_OK;
 }
 
@@ -398,6 +416,7 @@ int lt_cmd_cleanup(int argc, char **argv, lt_stop *stop)
         fprintf(stderr, "loadtest cleanup: %s\n", err);
         return LT_EXIT_FAIL;
     }
-    printf("cleanup: tag=%s removed %lld accounts in %.2f s\n", c.tag, removed, (lt_now_ns() - t0) / 1e9);
+    printf("cleanup: tag=%s removed %lld accounts in %.2f s\n", c.tag, removed,
+           (lt_now_ns() - t0) / 1e9);
     return LT_EXIT_OK;
 }

@@ -90,7 +90,8 @@ int lt_opstats_merge(lt_opstats *dst, const lt_opstats *src)
     dst->transport += src->transport;
     dst->other_outcomes += src->other_outcomes;
     for (int i = 0; i < src->noutcomes; i++)
-        lt_opstats__outcome(dst, src->outcomes[i].code, src->outcomes[i].reason, src->outcomes[i].count);
+        lt_opstats__outcome(dst, src->outcomes[i].code, src->outcomes[i].reason,
+                            src->outcomes[i].count);
     return 0;
 }
 

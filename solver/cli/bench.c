@@ -74,7 +74,8 @@ static int cmp_d(const void *a, const void *b)
 static void report(const char *what, double *v, int n, const char *unit)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_d);
-    printf("%-44s %10.1f %s  (min %.1f, max %.1f, %d reps)\n", what, v[n / 2], unit, v[0], v[n - 1], n);
+    printf("%-44s %10.1f %s  (min %.1f, max %.1f, %d reps)\n", what, v[n / 2], unit, v[0], v[n - 1],
+           n);
 }
 
 /* One generation, through a function named by the kind of rack, so
@@ -82,22 +83,23 @@ static void report(const char *what, double *v, int n, const char *unit)
  * (--toggle-collect=bench_rack_blank or bench_rack_natural).  Each adds
  * the moves found to its own counter (which also keeps the compiler from
  * folding the two identical bodies into one). */
-__attribute__((noinline)) static void bench_rack_natural(const position *p, const solver_lexicon *lex,
-                                                         const solver_gen_opts *o, solver_move *buf, size_t cap,
-                                                         size_t moves[2])
+__attribute__((noinline)) static void bench_rack_natural(const position *p,
+                                                         const solver_lexicon *lex,
+                                                         const solver_gen_opts *o, solver_move *buf,
+                                                         size_t cap, size_t moves[2])
 {
     moves[0] += solver_gen(&p->b, lex, solver_dist_english(), &p->r, o, buf, cap);
 }
 
 __attribute__((noinline)) static void bench_rack_blank(const position *p, const solver_lexicon *lex,
-                                                       const solver_gen_opts *o, solver_move *buf, size_t cap,
-                                                       size_t moves[2])
+                                                       const solver_gen_opts *o, solver_move *buf,
+                                                       size_t cap, size_t moves[2])
 {
     moves[1] += solver_gen(&p->b, lex, solver_dist_english(), &p->r, o, buf, cap);
 }
 
-static void bench_gen(const position *p, const solver_lexicon *lex, const solver_gen_opts *o, solver_move *buf,
-                      size_t cap, size_t moves[2])
+static void bench_gen(const position *p, const solver_lexicon *lex, const solver_gen_opts *o,
+                      solver_move *buf, size_t cap, size_t moves[2])
 {
     if (p->r.counts[0])
         bench_rack_blank(p, lex, o, buf, cap, moves);
@@ -106,8 +108,9 @@ static void bench_gen(const position *p, const solver_lexicon *lex, const solver
 }
 
 /* The measured passes; noinline so callgrind can count them alone. */
-__attribute__((noinline)) static void bench_pass_full(const solver_lexicon *lex, const collector *c, solver_move *buf,
-                                                      size_t cap, double *t_nb, double *t_b, size_t *m_nb, size_t *m_b)
+__attribute__((noinline)) static void bench_pass_full(const solver_lexicon *lex, const collector *c,
+                                                      solver_move *buf, size_t cap, double *t_nb,
+                                                      double *t_b, size_t *m_nb, size_t *m_b)
 {
     solver_gen_opts all = {0};
     size_t moves[2] = {0, 0};
@@ -124,8 +127,9 @@ __attribute__((noinline)) static void bench_pass_full(const solver_lexicon *lex,
     *m_b += moves[1];
 }
 
-__attribute__((noinline)) static void bench_pass_best(const solver_lexicon *lex, const collector *c, solver_move *buf,
-                                                      size_t cap, double *t_nb, double *t_b)
+__attribute__((noinline)) static void bench_pass_best(const solver_lexicon *lex, const collector *c,
+                                                      solver_move *buf, size_t cap, double *t_nb,
+                                                      double *t_b)
 {
     solver_gen_opts best = {.top_n = 1};
     size_t moves[2] = {0, 0};
@@ -140,13 +144,17 @@ __attribute__((noinline)) static void bench_pass_best(const solver_lexicon *lex,
     }
 }
 
-__attribute__((noinline)) static void bench_pass_selfplay(const solver_lexicon *lex, int games, solver_move *buf)
+__attribute__((noinline)) static void bench_pass_selfplay(const solver_lexicon *lex, int games,
+                                                          solver_move *buf)
 {
     for (int g = 0; g < games; g++)
         cli_selfplay(lex, 1000 + (uint64_t)g, buf, 64, NULL, NULL, NULL, NULL);
 }
 
-static bool section(const char *only, const char *name) { return !only || !strcmp(only, name); }
+static bool section(const char *only, const char *name)
+{
+    return !only || !strcmp(only, name);
+}
 
 int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int reps, const char *only)
 {
@@ -157,8 +165,10 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
         npos = 1;
     size_t cap = 1u << 20;
     solver_move *buf = malloc(cap * sizeof *buf);
-    collector c = {.pos = malloc((size_t)npos * sizeof(position)), .want = npos,
-                   .open = malloc(300 * sizeof(position)), .want_open = 300};
+    collector c = {.pos = malloc((size_t)npos * sizeof(position)),
+                   .want = npos,
+                   .open = malloc(300 * sizeof(position)),
+                   .want_open = 300};
     double *v = calloc((size_t)reps, sizeof *v);
     if (!buf || !c.pos || !c.open || !v)
         return 2;
@@ -172,9 +182,10 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
     int nblank = 0;
     for (int i = 0; i < c.n; i++)
         nblank += c.pos[i].r.counts[0] > 0;
-    printf("positions: %d mid-game positions from seeded self-play (%d with a blank on the rack)\n", c.n, nblank);
-    printf("lexicon: %s, %zu words, %zu nodes, %lld bytes\n", lex_path, solver_lexicon_word_count(lex),
-           solver_lexicon_node_count(lex), (long long)sb.st_size);
+    printf("positions: %d mid-game positions from seeded self-play (%d with a blank on the rack)\n",
+           c.n, nblank);
+    printf("lexicon: %s, %zu words, %zu nodes, %lld bytes\n", lex_path,
+           solver_lexicon_word_count(lex), solver_lexicon_node_count(lex), (long long)sb.st_size);
 
     /* Full generation, split blank-free / with blanks. */
     solver_gen_opts all = {0}, best = {.top_n = 1};
@@ -192,7 +203,8 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
     }
     if (section(only, "full")) {
         printf("moves per full generation: %.0f mean (blank-free racks %.0f, with blanks %.0f)\n",
-               (double)(moves_nb + moves_b) / c.n, (double)moves_nb / (c.n - nblank ? c.n - nblank : 1),
+               (double)(moves_nb + moves_b) / c.n,
+               (double)moves_nb / (c.n - nblank ? c.n - nblank : 1),
                (double)moves_b / (nblank ? nblank : 1));
         report("full generation, all racks (us/position)", v, reps, "us");
         report("full generation, blank-free racks (us)", vnb, reps, "us");
@@ -230,8 +242,8 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
         vb[r] = t_best / (c.nopen ? c.nopen : 1);
     }
     if (section(only, "open")) {
-        printf("open positions (turns 1-3, blank-free): %d, %.0f moves per full generation\n", c.nopen,
-               (double)moves_open / (c.nopen ? c.nopen : 1));
+        printf("open positions (turns 1-3, blank-free): %d, %.0f moves per full generation\n",
+               c.nopen, (double)moves_open / (c.nopen ? c.nopen : 1));
         report("open positions, full generation (us)", vnb, reps, "us");
         report("open positions, best move (us)", vb, reps, "us");
     }
@@ -266,8 +278,8 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
     }
     printf("resident memory after loading the lexicon: %ld kB; peak (VmHWM) %ld kB\n", rss_loaded,
            rss_kb("VmHWM:"));
-    printf("sizeof(solver_board) = %zu bytes, sizeof(solver_move) = %zu bytes\n", sizeof(solver_board),
-           sizeof(solver_move));
+    printf("sizeof(solver_board) = %zu bytes, sizeof(solver_move) = %zu bytes\n",
+           sizeof(solver_board), sizeof(solver_move));
     free(vnb);
     free(vb);
     free(v);

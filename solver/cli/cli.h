@@ -8,14 +8,15 @@
  * record is appended to it (caller frees with solver_gcg_free).  If snap is
  * non-NULL, snap(ud, board, rack, bag_count, turn) is called before every
  * turn.  Returns the number of turns. */
-typedef void (*cli_snapshot_fn)(void *ud, const solver_board *b, const solver_rack *rack, int bag_count,
-                                int turn);
-int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, size_t cap, solver_gcg *gcg,
-                 cli_snapshot_fn snap, void *ud, int final_scores[2]);
+typedef void (*cli_snapshot_fn)(void *ud, const solver_board *b, const solver_rack *rack,
+                                int bag_count, int turn);
+int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, size_t cap,
+                 solver_gcg *gcg, cli_snapshot_fn snap, void *ud, int final_scores[2]);
 
 /* The figures of docs/BENCHMARKS-solver.md.  only: NULL for every section,
  * else one of "full", "best", "open", "selfplay" (then positions is the
  * number of games), "build". */
-int cli_bench(const solver_lexicon *lex, const char *lex_path, int positions, int reps, const char *only);
+int cli_bench(const solver_lexicon *lex, const char *lex_path, int positions, int reps,
+              const char *only);
 
 #endif

@@ -18,7 +18,8 @@ static void usage(void)
             "       scrabble-solver check [--lexicon FILE] WORD...\n"
             "       scrabble-solver eval --cgp \"...\" --play \"8D WORD\" [--lexicon FILE]\n"
             "       scrabble-solver selfplay --games N --seed S [--gcg] [--lexicon FILE]\n"
-            "       scrabble-solver bench [--positions N] [--reps R] [--only SECTION] [--lexicon FILE]\n"
+            "       scrabble-solver bench [--positions N] [--reps R] [--only SECTION] [--lexicon "
+            "FILE]\n"
             "         SECTION: full, best, open, selfplay (--positions = games), build\n"
             "The lexicon defaults to $SCRABBLE_LEXICON, else %s.\n",
             SOLVER_DEFAULT_LEXICON);
@@ -104,9 +105,11 @@ static int cmd_build(const args_t *a)
         return 2;
     }
     fprintf(stderr,
-            "lexicon %s: %zu words (%zu lines, %zu skipped for characters, %zu for length, %zu duplicates), "
+            "lexicon %s: %zu words (%zu lines, %zu skipped for characters, %zu for length, %zu "
+            "duplicates), "
             "%zu nodes, %zu bytes\n",
-            a->rest[1], st.words, st.lines, st.skipped_chars, st.skipped_length, st.duplicates, st.nodes, st.bytes);
+            a->rest[1], st.words, st.lines, st.skipped_chars, st.skipped_length, st.duplicates,
+            st.nodes, st.bytes);
     return 0;
 }
 
@@ -196,7 +199,8 @@ static int cmd_eval(const args_t *a)
     solver_move m;
     char err[256];
     if (solver_move_parse(&c.board, a->play, &m, err, sizeof err) || m.kind != SOLVER_MOVE_PLAY) {
-        fprintf(stderr, "scrabble-solver: bad play: %s\n", m.kind != SOLVER_MOVE_PLAY ? "not a tile play" : err);
+        fprintf(stderr, "scrabble-solver: bad play: %s\n",
+                m.kind != SOLVER_MOVE_PLAY ? "not a tile play" : err);
         solver_lexicon_free(lex);
         return 2;
     }
@@ -242,8 +246,10 @@ static int cmd_selfplay(const args_t *a)
         strcpy(gcg.player_name[0], "Static Bot 1");
         strcpy(gcg.player_name[1], "Static Bot 2");
         int sc[2];
-        int turns = cli_selfplay(lex, a->seed + (uint64_t)g, buf, 64, a->gcg ? &gcg : NULL, NULL, NULL, sc);
-        printf("game %ld seed %llu turns %d score %d-%d\n", g, a->seed + (unsigned long long)g, turns, sc[0], sc[1]);
+        int turns =
+            cli_selfplay(lex, a->seed + (uint64_t)g, buf, 64, a->gcg ? &gcg : NULL, NULL, NULL, sc);
+        printf("game %ld seed %llu turns %d score %d-%d\n", g, a->seed + (unsigned long long)g,
+               turns, sc[0], sc[1]);
         if (a->gcg) {
             size_t need = solver_gcg_format(&gcg, NULL, 0);
             char *s = malloc(need + 1);

@@ -12,8 +12,8 @@ static int rack_value(const solver_rack *r, const solver_dist *d)
     return v;
 }
 
-int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, size_t cap, solver_gcg *gcg,
-                 cli_snapshot_fn snap, void *ud, int final_scores[2])
+int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, size_t cap,
+                 solver_gcg *gcg, cli_snapshot_fn snap, void *ud, int final_scores[2])
 {
     const solver_dist *d = solver_dist_english();
     solver_board b;
@@ -67,7 +67,10 @@ int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, siz
             scores[p] += v;
             scores[p ^ 1] -= v;
             if (gcg) {
-                solver_gcg_turn e = {.player = p, .rack = racks[p ^ 1], .is_end_rack = true, .end_points = v,
+                solver_gcg_turn e = {.player = p,
+                                     .rack = racks[p ^ 1],
+                                     .is_end_rack = true,
+                                     .end_points = v,
                                      .cumulative = scores[p]};
                 solver_gcg_add(gcg, &e);
             }
@@ -79,7 +82,10 @@ int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, siz
                 int v = rack_value(&racks[q], d);
                 scores[q] -= v;
                 if (gcg) {
-                    solver_gcg_turn e = {.player = q, .rack = racks[q], .is_end_rack = true, .end_points = -v,
+                    solver_gcg_turn e = {.player = q,
+                                         .rack = racks[q],
+                                         .is_end_rack = true,
+                                         .end_points = -v,
                                          .cumulative = scores[q]};
                     solver_gcg_add(gcg, &e);
                 }

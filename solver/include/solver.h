@@ -29,7 +29,7 @@ extern "C" {
 #define SOLVER_BINGO_BONUS 50
 #define SOLVER_BLANK 0x80u   /* square/tile flag: a blank tile */
 #define SOLVER_THROUGH 0x40u /* move tile flag: already on the board */
-#define SOLVER_LETTER(x) ((uint8_t)((x) & 0x1fu))
+#define SOLVER_LETTER(x) ((uint8_t)((x)&0x1fu))
 
 /* ---- tile distributions (data, not code) ------------------------------ */
 
@@ -66,15 +66,13 @@ typedef struct solver_compile_opts {
 /* Compile a plain word list (one word per line) into a lexicon file.
  * opts and st may be NULL.  Returns 0, or -1 with a message in err. */
 int solver_lexicon_compile(const char *wordlist_path, const char *out_path,
-                           const solver_compile_opts *opts,
-                           solver_compile_stats *st, char *err, size_t errlen);
+                           const solver_compile_opts *opts, solver_compile_stats *st, char *err,
+                           size_t errlen);
 
 /* Same, from and to memory.  On success *out is a malloc'd image of the file
  * that the caller frees with free(). */
-int solver_lexicon_compile_buffer(const char *text, size_t len,
-                                  const solver_compile_opts *opts,
-                                  void **out, size_t *outlen,
-                                  solver_compile_stats *st, char *err,
+int solver_lexicon_compile_buffer(const char *text, size_t len, const solver_compile_opts *opts,
+                                  void **out, size_t *outlen, solver_compile_stats *st, char *err,
                                   size_t errlen);
 
 /* Map a lexicon file read-only; verifies header, size, checksum and graph
@@ -86,8 +84,7 @@ solver_lexicon *solver_lexicon_load(const char *path, char *err, size_t errlen);
 
 /* Use an in-memory image (same checks).  The buffer is borrowed: it must
  * outlive the lexicon.  Free the returned handle with solver_lexicon_free(). */
-solver_lexicon *solver_lexicon_from_buffer(const void *buf, size_t len,
-                                           char *err, size_t errlen);
+solver_lexicon *solver_lexicon_from_buffer(const void *buf, size_t len, char *err, size_t errlen);
 
 void solver_lexicon_free(solver_lexicon *lex);
 size_t solver_lexicon_word_count(const solver_lexicon *lex);
@@ -131,10 +128,9 @@ typedef struct solver_board {
 void solver_board_init(solver_board *b, const solver_dist *dist);
 /* letter_code: 1..26, optionally | SOLVER_BLANK.  The square must be empty
  * and on the board; cross-sets nearby are updated incrementally. */
-void solver_board_place(solver_board *b, const solver_lexicon *lex, int row,
-                        int col, uint8_t letter_code);
-void solver_board_remove(solver_board *b, const solver_lexicon *lex, int row,
-                         int col);
+void solver_board_place(solver_board *b, const solver_lexicon *lex, int row, int col,
+                        uint8_t letter_code);
+void solver_board_remove(solver_board *b, const solver_lexicon *lex, int row, int col);
 /* Recompute every cross-set (after editing b->sq directly or changing
  * lexicon). */
 void solver_board_recompute(solver_board *b, const solver_lexicon *lex);
@@ -164,23 +160,22 @@ size_t solver_move_format(const solver_move *m, char *buf, size_t len);
  * solver_validate to score).  Letters written without parentheses on an
  * occupied square are accepted as played-through if they match.
  * Returns 0 or -1 with a message. */
-int solver_move_parse(const solver_board *b, const char *s, solver_move *m,
-                      char *err, size_t errlen);
+int solver_move_parse(const solver_board *b, const char *s, solver_move *m, char *err,
+                      size_t errlen);
 /* Order used for output: score descending, then notation ascending. */
 int solver_move_cmp(const solver_move *a, const solver_move *b);
 void solver_moves_sort(solver_move *moves, size_t n);
 
 /* Places the move's new tiles (exchange / pass leave the board alone). */
-void solver_board_apply(solver_board *b, const solver_lexicon *lex,
-                        const solver_move *m);
+void solver_board_apply(solver_board *b, const solver_lexicon *lex, const solver_move *m);
 /* Removes the move's tiles from the rack; -1 if the rack lacks them. */
 int solver_rack_remove_move(solver_rack *r, const solver_move *m);
 
 /* ---- validation ------------------------------------------------------- */
 
 typedef struct solver_placement {
-    int row, col;  /* 0..14 */
-    char letter;   /* 'A'..'Z' (case-insensitive) */
+    int row, col; /* 0..14 */
+    char letter;  /* 'A'..'Z' (case-insensitive) */
     bool is_blank;
 } solver_placement;
 
@@ -204,12 +199,12 @@ typedef enum {
 typedef struct solver_result {
     bool legal;
     solver_reason reason;
-    char message[160];                     /* human story of the reason */
-    int nwords;                            /* words formed, main first */
+    char message[160]; /* human story of the reason */
+    int nwords;        /* words formed, main first */
     char words[SOLVER_MAX_WORDS][SOLVER_DIM + 1];
     int word_scores[SOLVER_MAX_WORDS];
-    int score;                             /* total incl. bingo */
-    solver_move move;                      /* canonical move */
+    int score;        /* total incl. bingo */
+    solver_move move; /* canonical move */
     char notation[40];
 } solver_result;
 
@@ -219,8 +214,7 @@ typedef struct solver_result {
  * equals the one solver_gen reports for the same move. */
 solver_reason solver_validate(const solver_board *b, const solver_lexicon *lex,
                               const solver_dist *dist, const solver_rack *rack,
-                              const solver_placement *p, size_t n,
-                              solver_result *res);
+                              const solver_placement *p, size_t n, solver_result *res);
 const char *solver_reason_token(solver_reason r);
 
 /* ---- move generation -------------------------------------------------- */
@@ -239,9 +233,9 @@ typedef struct solver_gen_opts {
  * solver_move_cmp (score, then notation), found with pruning.  opts may be
  * NULL (every tile play, no exchanges, no pass).  Allocates nothing; safe to
  * call from many threads on one lexicon. */
-size_t solver_gen(const solver_board *b, const solver_lexicon *lex,
-                  const solver_dist *dist, const solver_rack *rack,
-                  const solver_gen_opts *opts, solver_move *out, size_t cap);
+size_t solver_gen(const solver_board *b, const solver_lexicon *lex, const solver_dist *dist,
+                  const solver_rack *rack, const solver_gen_opts *opts, solver_move *out,
+                  size_t cap);
 
 /* ---- bag -------------------------------------------------------------- */
 
@@ -274,9 +268,8 @@ typedef struct solver_cgp {
 /* Parse a CGP string.  lex may be NULL (cross-sets then left trivial; call
  * solver_board_recompute later).  Tile counts are checked against dist.
  * Returns 0 or -1 with a precise message. */
-int solver_cgp_parse(const char *s, const solver_lexicon *lex,
-                     const solver_dist *dist, solver_cgp *out, char *err,
-                     size_t errlen);
+int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist *dist,
+                     solver_cgp *out, char *err, size_t errlen);
 /* Returns the length written, or the length needed if len is too small
  * (like snprintf); 512 bytes is always enough. */
 size_t solver_cgp_format(const solver_cgp *c, char *buf, size_t len);
@@ -284,11 +277,11 @@ size_t solver_cgp_format(const solver_cgp *c, char *buf, size_t len);
 /* ---- GCG -------------------------------------------------------------- */
 
 typedef struct solver_gcg_turn {
-    int player;          /* 0 or 1 */
-    solver_rack rack;    /* rack before the move */
+    int player;       /* 0 or 1 */
+    solver_rack rack; /* rack before the move */
     solver_move move;
-    int cumulative;      /* player's score after the move */
-    bool is_end_rack;    /* final "(rack) +N" adjustment line */
+    int cumulative;   /* player's score after the move */
+    bool is_end_rack; /* final "(rack) +N" adjustment line */
     int end_points;
 } solver_gcg_turn;
 
@@ -304,8 +297,8 @@ size_t solver_gcg_format(const solver_gcg *g, char *buf, size_t len);
 /* Parses a GCG, replaying the moves on a fresh board to resolve
  * played-through letters.  Returns 0 or -1 with a message (line number).
  * Caller frees with solver_gcg_free. */
-int solver_gcg_parse(const char *text, const solver_lexicon *lex,
-                     solver_gcg *out, char *err, size_t errlen);
+int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *out, char *err,
+                     size_t errlen);
 int solver_gcg_add(solver_gcg *g, const solver_gcg_turn *t);
 void solver_gcg_free(solver_gcg *g);
 

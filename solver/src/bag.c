@@ -4,7 +4,10 @@
 
 #include <string.h>
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
 
 uint64_t solver_rng_next(uint64_t s[4])
 {

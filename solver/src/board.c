@@ -11,21 +11,9 @@
 #include <string.h>
 
 const char solver__layout[SOLVER_DIM][SOLVER_DIM + 1] = {
-    "T..d...T...d..T",
-    ".D...t...t...D.",
-    "..D...d.d...D..",
-    "d..D...d...D..d",
-    "....D.....D....",
-    ".t...t...t...t.",
-    "..d...d.d...d..",
-    "T..d...D...d..T",
-    "..d...d.d...d..",
-    ".t...t...t...t.",
-    "....D.....D....",
-    "d..D...d...D..d",
-    "..D...d.d...D..",
-    ".D...t...t...D.",
-    "T..d...T...d..T",
+    "T..d...T...d..T", ".D...t...t...D.", "..D...d.d...D..", "d..D...d...D..d", "....D.....D....",
+    ".t...t...t...t.", "..d...d.d...d..", "T..d...D...d..T", "..d...d.d...d..", ".t...t...t...t.",
+    "....D.....D....", "d..D...d...D..d", "..D...d.d...D..", ".D...t...t...D.", "T..d...T...d..T",
 };
 
 void solver_board_premium(int row, int col, int *lm, int *wm)
@@ -96,8 +84,7 @@ static void update_around(solver_board *b, const solver_lexicon *lex, int r, int
     }
 }
 
-void solver_board_place(solver_board *b, const solver_lexicon *lex, int row, int col,
-                        uint8_t code)
+void solver_board_place(solver_board *b, const solver_lexicon *lex, int row, int col, uint8_t code)
 {
     int s = solver__sq(row, col);
     if (row < 0 || row >= SOLVER_DIM || col < 0 || col >= SOLVER_DIM || b->sq[s] ||

@@ -39,8 +39,8 @@ static int parse_int(const char *s, int *out)
     return 0;
 }
 
-int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist *dist, solver_cgp *out,
-                     char *err, size_t errlen)
+int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist *dist,
+                     solver_cgp *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     solver_board_init(&out->board, dist);
@@ -63,7 +63,8 @@ int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist
                 return -1;
             }
             if (col != SOLVER_DIM) {
-                solver__errf(err, errlen, "row %d has %d squares, expected %d", row + 1, col, SOLVER_DIM);
+                solver__errf(err, errlen, "row %d has %d squares, expected %d", row + 1, col,
+                             SOLVER_DIM);
                 return -1;
             }
             row++;
@@ -82,7 +83,8 @@ int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist
                 v = v * 10 + (*p++ - '0');
             p--;
             if (v == 0 || col + v > SOLVER_DIM) {
-                solver__errf(err, errlen, "row %d is too long (more than %d squares)", row + 1, SOLVER_DIM);
+                solver__errf(err, errlen, "row %d is too long (more than %d squares)", row + 1,
+                             SOLVER_DIM);
                 return -1;
             }
             col += v;
@@ -90,11 +92,13 @@ int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist
         }
         unsigned char c = (unsigned char)*p;
         if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))) {
-            solver__errf(err, errlen, "unknown letter '%c' in row %d", isprint(c) ? c : '?', row + 1);
+            solver__errf(err, errlen, "unknown letter '%c' in row %d", isprint(c) ? c : '?',
+                         row + 1);
             return -1;
         }
         if (col >= SOLVER_DIM) {
-            solver__errf(err, errlen, "row %d is too long (more than %d squares)", row + 1, SOLVER_DIM);
+            solver__errf(err, errlen, "row %d is too long (more than %d squares)", row + 1,
+                         SOLVER_DIM);
             return -1;
         }
         bool blank = c >= 'a';
@@ -125,7 +129,8 @@ int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist
             size_t n = 0;
             while (*p && *p != '/') {
                 if (n >= SOLVER_RACK_MAX) {
-                    solver__errf(err, errlen, "rack %d has more than %d tiles", k + 1, SOLVER_RACK_MAX);
+                    solver__errf(err, errlen, "rack %d has more than %d tiles", k + 1,
+                                 SOLVER_RACK_MAX);
                     return -1;
                 }
                 rk[n++] = *p++;
@@ -133,8 +138,8 @@ int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist
             rk[n] = 0;
             for (size_t i = 0; i < n; i++)
                 if (!(rk[i] == '?' || (rk[i] >= 'A' && rk[i] <= 'Z'))) {
-                    solver__errf(err, errlen, "unknown tile '%c' in rack %d", isprint((unsigned char)rk[i]) ? rk[i] : '?',
-                                 k + 1);
+                    solver__errf(err, errlen, "unknown tile '%c' in rack %d",
+                                 isprint((unsigned char)rk[i]) ? rk[i] : '?', k + 1);
                     return -1;
                 }
             solver_rack_parse(&out->racks[k], rk);
@@ -150,11 +155,14 @@ int solver_cgp_parse(const char *s, const solver_lexicon *lex, const solver_dist
     for (int c = 0; c < 27; c++)
         if (used[c] > dist->count[c]) {
             if (c == 0)
-                solver__errf(err, errlen, "impossible tile counts: %d blanks on board and racks, the set has %d",
+                solver__errf(err, errlen,
+                             "impossible tile counts: %d blanks on board and racks, the set has %d",
                              used[0], dist->count[0]);
             else
-                solver__errf(err, errlen, "impossible tile counts: %d %c tiles on board and racks, the set has %d",
-                             used[c], 'A' + c - 1, dist->count[c]);
+                solver__errf(
+                    err, errlen,
+                    "impossible tile counts: %d %c tiles on board and racks, the set has %d",
+                    used[c], 'A' + c - 1, dist->count[c]);
             return -1;
         }
 

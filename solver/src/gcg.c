@@ -27,11 +27,11 @@ void solver_gcg_free(solver_gcg *g)
     g->nturns = g->cap = 0;
 }
 
-#define APPEND(...)                                                                                            \
-    do {                                                                                                       \
-        int w_ = snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, __VA_ARGS__);                       \
-        if (w_ > 0)                                                                                            \
-            o += (size_t)w_;                                                                                   \
+#define APPEND(...)                                                                                \
+    do {                                                                                           \
+        int w_ = snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, __VA_ARGS__);           \
+        if (w_ > 0)                                                                                \
+            o += (size_t)w_;                                                                       \
     } while (0)
 
 size_t solver_gcg_format(const solver_gcg *g, char *buf, size_t len)
@@ -41,16 +41,19 @@ size_t solver_gcg_format(const solver_gcg *g, char *buf, size_t len)
         buf[0] = 0;
     APPEND("#character-encoding UTF-8\n");
     for (int p = 0; p < 2; p++)
-        APPEND("#player%d %s %s\n", p + 1, g->player_nick[p], g->player_name[p][0] ? g->player_name[p] : g->player_nick[p]);
+        APPEND("#player%d %s %s\n", p + 1, g->player_nick[p],
+               g->player_name[p][0] ? g->player_name[p] : g->player_nick[p]);
     for (size_t i = 0; i < g->nturns; i++) {
         const solver_gcg_turn *t = &g->turns[i];
         char rack[16], mv[64];
         solver_rack_format(&t->rack, rack, sizeof rack);
         if (t->is_end_rack) {
             if (t->end_points >= 0)
-                APPEND(">%s: (%s) +%d %d\n", g->player_nick[t->player], rack, t->end_points, t->cumulative);
+                APPEND(">%s: (%s) +%d %d\n", g->player_nick[t->player], rack, t->end_points,
+                       t->cumulative);
             else
-                APPEND(">%s: %s (%s) %d %d\n", g->player_nick[t->player], rack, rack, t->end_points, t->cumulative);
+                APPEND(">%s: %s (%s) %d %d\n", g->player_nick[t->player], rack, rack, t->end_points,
+                       t->cumulative);
             continue;
         }
         solver_move_format(&t->move, mv, sizeof mv);
@@ -66,12 +69,14 @@ size_t solver_gcg_format(const solver_gcg *g, char *buf, size_t len)
             }
             *d = 0;
         }
-        APPEND(">%s: %s %s %+d %d\n", g->player_nick[t->player], rack, mv, t->move.score, t->cumulative);
+        APPEND(">%s: %s %s %+d %d\n", g->player_nick[t->player], rack, mv, t->move.score,
+               t->cumulative);
     }
     return o;
 }
 
-int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *out, char *err, size_t errlen)
+int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *out, char *err,
+                     size_t errlen)
 {
     memset(out, 0, sizeof *out);
     solver_board board;
@@ -117,7 +122,8 @@ int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *ou
         char *tok[6];
         int nt = 0;
         char *save = NULL;
-        for (char *x = strtok_r(colon + 1, " \t", &save); x && nt < 6; x = strtok_r(NULL, " \t", &save))
+        for (char *x = strtok_r(colon + 1, " \t", &save); x && nt < 6;
+             x = strtok_r(NULL, " \t", &save))
             tok[nt++] = x;
         if (nt >= 3 && tok[0][0] == '(') { /* (RACK) +N cumul */
             t.is_end_rack = true;

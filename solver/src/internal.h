@@ -17,13 +17,13 @@
 #define SOLVER__IS_END (1u << 22)
 #define SOLVER__ACCEPTS (1u << 23)
 #define SOLVER__TILE_SHIFT 24
-#define SOLVER__ARC(n) ((n) & SOLVER__ARC_MASK)
+#define SOLVER__ARC(n) ((n)&SOLVER__ARC_MASK)
 #define SOLVER__TILE(n) ((n) >> SOLVER__TILE_SHIFT)
 #define SOLVER__SEP 0
 #define SOLVER__NM_MASK(e) ((uint32_t)((e) >> 32))
 #define SOLVER__NM_NODE(e) ((uint32_t)(e))
 /* Child with tile t of the list at idx whose mask is have (bit t set). */
-#define SOLVER__NM_CHILD(nm, idx, have, t) \
+#define SOLVER__NM_CHILD(nm, idx, have, t)                                                         \
     SOLVER__NM_NODE((nm)[(idx) + (uint32_t)__builtin_popcount((have) & ((1u << (t)) - 1))])
 
 /* File layout: header (little-endian) followed by node_count uint32 nodes. */
@@ -52,7 +52,7 @@ struct solver_lexicon {
     size_t sig_mask;
     uint32_t node_count;
     uint32_t word_count;
-    void *map;       /* mmap base or NULL */
+    void *map; /* mmap base or NULL */
     size_t map_len;
 };
 
@@ -73,8 +73,8 @@ static inline uint64_t solver__image_checksum(const solver__file_header *h, cons
            solver__checksum(h, 16) * 0x9e3779b97f4a7c15ull;
 }
 
-#define SOLVER__TRIVIAL 1u               /* xset bit: no perpendicular word */
-#define SOLVER__ALL_LETTERS 0x7fffffeu   /* bits 1..26 */
+#define SOLVER__TRIVIAL 1u             /* xset bit: no perpendicular word */
+#define SOLVER__ALL_LETTERS 0x7fffffeu /* bits 1..26 */
 
 /* Standard premium layout, one char per square: T triple word, D double
  * word, t triple letter, d double letter, '.' plain. */
@@ -91,11 +91,10 @@ static inline int solver__wm(int sq)
 }
 
 /* Cross-set of letters allowed between prefix and suffix (codes 1..26). */
-uint32_t solver__cross_set(const solver_lexicon *lex, const uint8_t *prefix,
-                           int plen, const uint8_t *suffix, int slen);
+uint32_t solver__cross_set(const solver_lexicon *lex, const uint8_t *prefix, int plen,
+                           const uint8_t *suffix, int slen);
 /* Find child with tile t in the sibling list starting at idx; 0 if none. */
-static inline uint32_t solver__find(const uint32_t *nodes, uint32_t idx,
-                                    unsigned t)
+static inline uint32_t solver__find(const uint32_t *nodes, uint32_t idx, unsigned t)
 {
     if (idx == 0)
         return 0;
@@ -112,12 +111,15 @@ static inline uint32_t solver__find(const uint32_t *nodes, uint32_t idx,
 /* Score a play described by a move (tiles w/ THROUGH flags) on a board,
  * computing the main and cross words directly from the squares (not from the
  * cross-score cache).  Optionally reports the words.  Returns the score. */
-int solver__score_move(const solver_board *b, const solver_dist *dist,
-                       const solver_move *m, solver_result *words_out);
+int solver__score_move(const solver_board *b, const solver_dist *dist, const solver_move *m,
+                       solver_result *words_out);
 
 void solver__errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static inline int solver__sq(int row, int col) { return row * SOLVER_DIM + col; }
+static inline int solver__sq(int row, int col)
+{
+    return row * SOLVER_DIM + col;
+}
 
 #endif

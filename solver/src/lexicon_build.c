@@ -20,7 +20,7 @@ typedef struct {
     size_t n, cap;
 } trie;
 
-typedef struct { /* hash-consed chain: (tile, accepts, child chain, next sibling chain) */
+typedef struct {   /* hash-consed chain: (tile, accepts, child chain, next sibling chain) */
     uint32_t *key; /* tile | acc << 8 */
     uint32_t *child, *sib;
     size_t n, cap;
@@ -146,19 +146,21 @@ static uint32_t canon(const trie *t, intern_tab *it, uint32_t *memo, int32_t n)
     return id;
 }
 
-static int cmp_word(const void *a, const void *b) { return memcmp(a, b, 16); }
+static int cmp_word(const void *a, const void *b)
+{
+    return memcmp(a, b, 16);
+}
 
-int solver_lexicon_compile_buffer(const char *text, size_t len,
-                                  const solver_compile_opts *opts, void **out,
-                                  size_t *outlen, solver_compile_stats *stp,
-                                  char *err, size_t errlen)
+int solver_lexicon_compile_buffer(const char *text, size_t len, const solver_compile_opts *opts,
+                                  void **out, size_t *outlen, solver_compile_stats *stp, char *err,
+                                  size_t errlen)
 {
     solver_compile_stats st = {0};
     bool lower_only = opts && opts->lowercase_only;
     trie t = {0};
     intern_tab it = {0};
     uint32_t *memo = NULL, *pos = NULL, *flat = NULL, *fchild = NULL;
-    char (*words)[16] = NULL;
+    char(*words)[16] = NULL;
     size_t nwords = 0, wcap = 0;
     int rc = -1;
 
@@ -288,15 +290,15 @@ int solver_lexicon_compile_buffer(const char *text, size_t len,
                 if (!pos[k])
                     pos[k] = (uint32_t)fn;
                 uint32_t key = it.key[k];
-                flat[fn] = (key & 0xff) << SOLVER__TILE_SHIFT |
-                           ((key >> 8) ? SOLVER__ACCEPTS : 0) |
+                flat[fn] = (key & 0xff) << SOLVER__TILE_SHIFT | ((key >> 8) ? SOLVER__ACCEPTS : 0) |
                            (it.sib[k] ? 0 : SOLVER__IS_END);
                 fchild[fn] = it.child[k];
                 fn++;
             }
         }
         if (pos[c] > SOLVER__ARC_MASK) {
-            solver__errf(err, errlen, "lexicon too large: %zu nodes exceed the 22-bit arc limit", fn);
+            solver__errf(err, errlen, "lexicon too large: %zu nodes exceed the 22-bit arc limit",
+                         fn);
             goto fail;
         }
         flat[i] |= pos[c];
@@ -346,8 +348,8 @@ done:
 }
 
 int solver_lexicon_compile(const char *wordlist_path, const char *out_path,
-                           const solver_compile_opts *opts,
-                           solver_compile_stats *st, char *err, size_t errlen)
+                           const solver_compile_opts *opts, solver_compile_stats *st, char *err,
+                           size_t errlen)
 {
     char *text = NULL;
     void *img = NULL;

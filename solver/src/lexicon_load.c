@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int check_image(const void *buf, size_t len, solver__file_header *h,
-                       char *err, size_t errlen)
+static int check_image(const void *buf, size_t len, solver__file_header *h, char *err,
+                       size_t errlen)
 {
     if (len < sizeof *h) {
         solver__errf(err, errlen, "lexicon truncated: %zu bytes, header needs %zu", len, sizeof *h);
@@ -24,10 +24,12 @@ static int check_image(const void *buf, size_t len, solver__file_header *h,
         return -1;
     }
     if (h->version != SOLVER__VERSION) {
-        solver__errf(err, errlen, "lexicon version %u, this build reads version %u", h->version, SOLVER__VERSION);
+        solver__errf(err, errlen, "lexicon version %u, this build reads version %u", h->version,
+                     SOLVER__VERSION);
         return -1;
     }
-    if (h->header_size != sizeof *h || h->reserved != 0 || h->node_count < 2 || h->node_count > SOLVER__ARC_MASK + 1u) {
+    if (h->header_size != sizeof *h || h->reserved != 0 || h->node_count < 2 ||
+        h->node_count > SOLVER__ARC_MASK + 1u) {
         solver__errf(err, errlen, "lexicon header corrupt");
         return -1;
     }
@@ -143,8 +145,14 @@ void solver_lexicon_free(solver_lexicon *lex)
     free(lex);
 }
 
-size_t solver_lexicon_word_count(const solver_lexicon *lex) { return lex->word_count; }
-size_t solver_lexicon_node_count(const solver_lexicon *lex) { return lex->node_count; }
+size_t solver_lexicon_word_count(const solver_lexicon *lex)
+{
+    return lex->word_count;
+}
+size_t solver_lexicon_node_count(const solver_lexicon *lex)
+{
+    return lex->node_count;
+}
 
 bool solver_lexicon_has(const solver_lexicon *lex, const char *word)
 {

@@ -12,8 +12,8 @@
 
 /* Small primes for frequent letters keep the products small. */
 static const uint8_t primes[27] = {
-    0,  5,  47, 37, 31, 2,  61, 53, 59, 7,  89, 71, 19, 43, /* - a..m */
-    11, 13, 41, 101, 17, 23, 3, 29, 67, 73, 83, 79, 97,     /* n..z */
+    0,  5,  47, 37,  31, 2,  61, 53, 59, 7,  89, 71, 19, 43, /* - a..m */
+    11, 13, 41, 101, 17, 23, 3,  29, 67, 73, 83, 79, 97,     /* n..z */
 };
 
 typedef unsigned __int128 u128;

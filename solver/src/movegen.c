@@ -161,7 +161,8 @@ static void record(gen_t *g, int start, int end, int main_sum, int wmul, int cro
 {
     if (g->dir == SOLVER_DOWN && g->placed == 1 && !(g->lane->xset[g->anchor] & SOLVER__TRIVIAL))
         return; /* one tile forming an across word: reported across */
-    int32_t score = main_sum * wmul + cross + (g->placed == SOLVER_RACK_MAX ? SOLVER_BINGO_BONUS : 0);
+    int32_t score =
+        main_sum * wmul + cross + (g->placed == SOLVER_RACK_MAX ? SOLVER_BINGO_BONUS : 0);
     if (g->top && score < threshold(g)) {
         g->count++;
         return;
@@ -218,8 +219,9 @@ static inline __attribute__((always_inline)) bool worth(const gen_t *g, int pos,
 }
 
 /* After matching the tile at pos with GADDAG node `node`. */
-static inline __attribute__((always_inline)) void after(gen_t *g, int pos, uint32_t node, int main_sum, int wmul, int cross,
-                         const bool left, const bool blanks)
+static inline __attribute__((always_inline)) void after(gen_t *g, int pos, uint32_t node,
+                                                        int main_sum, int wmul, int cross,
+                                                        const bool left, const bool blanks)
 {
     const lane_t *L = g->lane;
     uint32_t arc = SOLVER__ARC(node);
@@ -233,11 +235,13 @@ static inline __attribute__((always_inline)) void after(gen_t *g, int pos, uint3
             (blanks ? go_left_blank : go_left)(g, pos - 1, arc, main_sum, wmul, cross);
         if (left_clear && g->anchor < SOLVER_DIM - 1) {
             uint32_t sep = SOLVER__NM_NODE(g->nm[arc]);
-            if (SOLVER__TILE(sep) == SOLVER__SEP && SOLVER__ARC(sep) && worth(g, g->anchor + 1, SOLVER__ARC(sep)) &&
+            if (SOLVER__TILE(sep) == SOLVER__SEP && SOLVER__ARC(sep) &&
+                worth(g, g->anchor + 1, SOLVER__ARC(sep)) &&
                 !hopeless(g, &g->right, main_sum, wmul, cross)) {
                 int saved = g->leftmost;
                 g->leftmost = pos;
-                (blanks ? go_right_blank : go_right)(g, g->anchor + 1, SOLVER__ARC(sep), main_sum, wmul, cross);
+                (blanks ? go_right_blank : go_right)(g, g->anchor + 1, SOLVER__ARC(sep), main_sum,
+                                                     wmul, cross);
                 g->leftmost = saved;
             }
         }
@@ -252,8 +256,9 @@ static inline __attribute__((always_inline)) void after(gen_t *g, int pos, uint3
 /* One step: match or place a tile at pos from the sibling list `list`.
  * Instantiated four times (left and right of the anchor, with and without
  * a blank on the rack) so each copy is specialised. */
-static inline __attribute__((always_inline)) void go(gen_t *g, int pos, uint32_t list, int main_sum, int wmul,
-                                                      int cross, const bool left, const bool blanks)
+static inline __attribute__((always_inline)) void go(gen_t *g, int pos, uint32_t list, int main_sum,
+                                                     int wmul, int cross, const bool left,
+                                                     const bool blanks)
 {
     const lane_t *L = g->lane;
     const uint64_t *nm = g->nm;
@@ -287,7 +292,8 @@ static inline __attribute__((always_inline)) void go(gen_t *g, int pos, uint32_t
                     g->rack_mask = g->nat_mask;
             }
             g->cur[pos] = (uint8_t)t;
-            after(g, pos, node, main_sum + v, wmul * wm, has_cross ? cross + (xsc + v) * wm : cross, left, blanks);
+            after(g, pos, node, main_sum + v, wmul * wm, has_cross ? cross + (xsc + v) * wm : cross,
+                  left, blanks);
             if (g->rack[t]++ == 0) {
                 g->nat_mask |= 1u << t;
                 if (!blanks || !g->rack[0])
@@ -298,7 +304,8 @@ static inline __attribute__((always_inline)) void go(gen_t *g, int pos, uint32_t
             if (--g->rack[0] == 0)
                 g->rack_mask = g->nat_mask;
             g->cur[pos] = (uint8_t)(t | SOLVER_BLANK);
-            after(g, pos, node, main_sum, wmul * wm, has_cross ? cross + xsc * wm : cross, left, blanks);
+            after(g, pos, node, main_sum, wmul * wm, has_cross ? cross + xsc * wm : cross, left,
+                  blanks);
             if (g->rack[0]++ == 0)
                 g->rack_mask = SOLVER__ALL_LETTERS;
         }
@@ -395,8 +402,9 @@ static void gen_anchor(gen_t *g, const lane_t *L, int dir, int lane_idx, int a)
  * is S[k] + S[#lm >= 2] + S[#lm >= 3], and likewise for the cross part.
  * The bingo bonus is left to the caller, which checks the seven-tile
  * windows reported in *seven. */
-static void anchor_bounds(const lane_t *L, int a, const int *S, int n, const uint8_t *vbest, const uint8_t *run_before,
-                          const uint8_t *run_after, int bk[SOLVER_RACK_MAX + 1], uint32_t *seven)
+static void anchor_bounds(const lane_t *L, int a, const int *S, int n, const uint8_t *vbest,
+                          const uint8_t *run_before, const uint8_t *run_after,
+                          int bk[SOLVER_RACK_MAX + 1], uint32_t *seven)
 {
     *seven = 0; /* bit l: a seven-tile window from l covers the anchor */
     for (int k = 0; k <= SOLVER_RACK_MAX; k++)
@@ -442,7 +450,8 @@ static void anchor_bounds(const lane_t *L, int a, const int *S, int n, const uin
             }
             int paired = wmul * (S[k] + S[n_lm2] + S[n_lm3]) + S[n_x1] + S[n_x2] + S[n_x3];
             int per_square = wmul * sum_vl + sum_vx;
-            int bound = (joined + after) * wmul + consts + (paired < per_square ? paired : per_square);
+            int bound =
+                (joined + after) * wmul + consts + (paired < per_square ? paired : per_square);
             if (bound > bk[k])
                 bk[k] = bound;
             joined += after;
@@ -453,7 +462,7 @@ static void anchor_bounds(const lane_t *L, int a, const int *S, int n, const uin
 }
 
 typedef struct {
-    int bound; /* max of bk */
+    int bound;                       /* max of bk */
     int16_t bk[SOLVER_RACK_MAX + 1]; /* anchor_bounds, bingo bonus included in bk[7] */
     uint8_t dir, lane, anchor;
     bool bingo;
@@ -475,8 +484,8 @@ typedef struct {
     int n;
 } bingo_cache;
 
-static bool window_may_bingo(const gen_t *g, const solver_lexicon *lex, bingo_cache *bc, const uint8_t *through,
-                             int nt)
+static bool window_may_bingo(const gen_t *g, const solver_lexicon *lex, bingo_cache *bc,
+                             const uint8_t *through, int nt)
 {
     uint8_t t[SOLVER_DIM];
     memcpy(t, through, (size_t)nt);
@@ -526,7 +535,8 @@ static int window_letters(const lane_t *L, int l, uint8_t through[SOLVER_DIM])
     return nt;
 }
 
-static bool window_bingo(const gen_t *g, const solver_lexicon *lex, bingo_cache *bc, const lane_t *L, int l)
+static bool window_bingo(const gen_t *g, const solver_lexicon *lex, bingo_cache *bc,
+                         const lane_t *L, int l)
 {
     uint8_t through[SOLVER_DIM];
     int nt = window_letters(L, l, through);
@@ -535,7 +545,8 @@ static bool window_bingo(const gen_t *g, const solver_lexicon *lex, bingo_cache 
 
 /* bingo_blank for an anchor whose seven-tile windows start at the squares
  * in `seven` (see gen_t). */
-static uint32_t bingo_blank_letters(const gen_t *g, const solver_lexicon *lex, const lane_t *L, uint32_t seven)
+static uint32_t bingo_blank_letters(const gen_t *g, const solver_lexicon *lex, const lane_t *L,
+                                    uint32_t seven)
 {
     uint32_t set = 0;
     for (; seven; seven &= seven - 1) {
@@ -625,8 +636,8 @@ static void key_sift_down(uint32_t *h, int n, int i)
 /* Top-N search: anchors in decreasing order of their score bound, until
  * the bound falls below the N-th best score found (ties still visited, since
  * the notation breaks them). */
-static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon *lex, const solver_dist *dist,
-                     const solver_rack *rack, bool empty_board)
+static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon *lex,
+                     const solver_dist *dist, const solver_rack *rack, bool empty_board)
 {
     /* On the empty board every down play mirrors an across play with the
      * same score (the layout is symmetric), and across notation ("8D")
@@ -699,10 +710,16 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
             uint8_t run_before[SOLVER_DIM], run_after[SOLVER_DIM];
             run_before[0] = 0;
             for (int j = 1; j < SOLVER_DIM; j++)
-                run_before[j] = L->sq[j - 1] ? (uint8_t)(run_before[j - 1] + letter_value(L->sq[j - 1], dist->value)) : 0;
+                run_before[j] =
+                    L->sq[j - 1]
+                        ? (uint8_t)(run_before[j - 1] + letter_value(L->sq[j - 1], dist->value))
+                        : 0;
             run_after[SOLVER_DIM - 1] = 0;
             for (int j = SOLVER_DIM - 2; j >= 0; j--)
-                run_after[j] = L->sq[j + 1] ? (uint8_t)(run_after[j + 1] + letter_value(L->sq[j + 1], dist->value)) : 0;
+                run_after[j] =
+                    L->sq[j + 1]
+                        ? (uint8_t)(run_after[j + 1] + letter_value(L->sq[j + 1], dist->value))
+                        : 0;
             for (uint32_t am = L->anchors; am; am &= am - 1) {
                 int a = __builtin_ctz(am);
                 if (vbest[dir][i][a] != 0xff) {
@@ -722,7 +739,10 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
                     }
                     if (n == SOLVER_RACK_MAX)
                         bk[SOLVER_RACK_MAX] = bingo ? bk[SOLVER_RACK_MAX] + SOLVER_BINGO_BONUS : -1;
-                    anchor_t x = {.dir = (uint8_t)dir, .lane = (uint8_t)i, .anchor = (uint8_t)a, .bingo = bingo,
+                    anchor_t x = {.dir = (uint8_t)dir,
+                                  .lane = (uint8_t)i,
+                                  .anchor = (uint8_t)a,
+                                  .bingo = bingo,
                                   .seven = (uint16_t)seven};
                     x.bound = -1;
                     for (int k = 0; k <= SOLVER_RACK_MAX; k++) {
@@ -763,7 +783,8 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
 }
 
 size_t solver_gen(const solver_board *b, const solver_lexicon *lex, const solver_dist *dist,
-                  const solver_rack *rack, const solver_gen_opts *opts, solver_move *out, size_t cap)
+                  const solver_rack *rack, const solver_gen_opts *opts, solver_move *out,
+                  size_t cap)
 {
     static const solver_gen_opts defaults = {0};
     if (!opts)

@@ -195,7 +195,10 @@ int solver_move_cmp(const solver_move *a, const solver_move *b)
     return strcmp(x, y);
 }
 
-static int cmp_qsort(const void *a, const void *b) { return solver_move_cmp(a, b); }
+static int cmp_qsort(const void *a, const void *b)
+{
+    return solver_move_cmp(a, b);
+}
 
 void solver_moves_sort(solver_move *moves, size_t n)
 {

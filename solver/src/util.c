@@ -19,8 +19,8 @@ uint64_t solver__checksum(const void *data, size_t len)
     uint64_t h = 0xcbf29ce484222325ull;
     size_t i = 0;
     for (; i + 4 <= len; i += 4) {
-        uint32_t w = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 |
-                     (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
+        uint32_t w = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 |
+                     (uint32_t)p[i + 3] << 24;
         h = (h ^ w) * 0x100000001b3ull;
     }
     for (; i < len; i++)

@@ -48,12 +48,13 @@ solver_reason solver_validate(const solver_board *b, const solver_lexicon *lex,
     if (n == 0)
         return fail(res, SOLVER_ERR_NO_TILES, "no tiles placed");
     if (n > SOLVER_RACK_MAX)
-        return fail(res, SOLVER_ERR_NOT_ON_RACK, "%zu tiles placed, a rack holds %d", n, SOLVER_RACK_MAX);
+        return fail(res, SOLVER_ERR_NOT_ON_RACK, "%zu tiles placed, a rack holds %d", n,
+                    SOLVER_RACK_MAX);
     uint8_t codes[SOLVER_RACK_MAX];
     for (size_t i = 0; i < n; i++) {
         if (p[i].row < 0 || p[i].row >= SOLVER_DIM || p[i].col < 0 || p[i].col >= SOLVER_DIM)
-            return fail(res, SOLVER_ERR_OFF_BOARD, "tile %zu at row %d, column %d is off the board", i + 1,
-                        p[i].row + 1, p[i].col + 1);
+            return fail(res, SOLVER_ERR_OFF_BOARD, "tile %zu at row %d, column %d is off the board",
+                        i + 1, p[i].row + 1, p[i].col + 1);
         char ch = p[i].letter;
         if (ch >= 'a' && ch <= 'z')
             ch = (char)(ch - 'a' + 'A');
@@ -95,7 +96,8 @@ solver_reason solver_validate(const solver_board *b, const solver_lexicon *lex,
         dir = same_row ? SOLVER_ACROSS : SOLVER_DOWN;
     else { /* one tile: across if it forms an across word, as the generator does */
         int r = p[0].row, c = p[0].col;
-        bool h = (c > 0 && b->sq[solver__sq(r, c - 1)]) || (c < SOLVER_DIM - 1 && b->sq[solver__sq(r, c + 1)]);
+        bool h = (c > 0 && b->sq[solver__sq(r, c - 1)]) ||
+                 (c < SOLVER_DIM - 1 && b->sq[solver__sq(r, c + 1)]);
         dir = h ? SOLVER_ACROSS : SOLVER_DOWN;
     }
     int dr = dir == SOLVER_DOWN, dc = dir == SOLVER_ACROSS;
@@ -112,30 +114,36 @@ solver_reason solver_validate(const solver_board *b, const solver_lexicon *lex,
 #define AT(x) b->sq[dir == SOLVER_ACROSS ? solver__sq(fixed, (x)) : solver__sq((x), fixed)]
     for (int x = lo; x <= hi; x++)
         if (!line[x] && !AT(x))
-            return fail(res, SOLVER_ERR_GAP, "gap at %d%c", dir == SOLVER_ACROSS ? fixed + 1 : x + 1,
+            return fail(res, SOLVER_ERR_GAP, "gap at %d%c",
+                        dir == SOLVER_ACROSS ? fixed + 1 : x + 1,
                         'A' + (dir == SOLVER_ACROSS ? x : fixed));
     if (b->ntiles == 0) {
         bool centre = false;
         for (size_t i = 0; i < n; i++)
             centre |= p[i].row == SOLVER_DIM / 2 && p[i].col == SOLVER_DIM / 2;
         if (!centre)
-            return fail(res, SOLVER_ERR_MISSES_CENTRE, "the first play must cover the centre square 8H");
+            return fail(res, SOLVER_ERR_MISSES_CENTRE,
+                        "the first play must cover the centre square 8H");
     } else {
         bool touch = false;
         for (size_t i = 0; i < n && !touch; i++) {
             int r = p[i].row, c = p[i].col;
-            touch = (r > 0 && b->sq[solver__sq(r - 1, c)]) || (r < SOLVER_DIM - 1 && b->sq[solver__sq(r + 1, c)]) ||
-                    (c > 0 && b->sq[solver__sq(r, c - 1)]) || (c < SOLVER_DIM - 1 && b->sq[solver__sq(r, c + 1)]);
+            touch = (r > 0 && b->sq[solver__sq(r - 1, c)]) ||
+                    (r < SOLVER_DIM - 1 && b->sq[solver__sq(r + 1, c)]) ||
+                    (c > 0 && b->sq[solver__sq(r, c - 1)]) ||
+                    (c < SOLVER_DIM - 1 && b->sq[solver__sq(r, c + 1)]);
         }
         if (!touch)
-            return fail(res, SOLVER_ERR_NOT_CONNECTED, "the play does not touch any tile on the board");
+            return fail(res, SOLVER_ERR_NOT_CONNECTED,
+                        "the play does not touch any tile on the board");
     }
     while (lo > 0 && AT(lo - 1))
         lo--;
     while (hi < SOLVER_DIM - 1 && AT(hi + 1))
         hi++;
     if (hi == lo)
-        return fail(res, SOLVER_ERR_INVALID_WORDS, "a play must form a word of at least two letters");
+        return fail(res, SOLVER_ERR_INVALID_WORDS,
+                    "a play must form a word of at least two letters");
     solver_move *m = &res->move;
     m->kind = SOLVER_MOVE_PLAY;
     m->dir = (uint8_t)dir;
@@ -156,11 +164,13 @@ solver_reason solver_validate(const solver_board *b, const solver_lexicon *lex,
     for (int w = 0; w < res->nwords; w++)
         if (!solver_lexicon_has(lex, res->words[w])) {
             if (o < sizeof bad)
-                o += (size_t)snprintf(bad + o, sizeof bad - o, "%s%s", nbad ? ", " : "", res->words[w]);
+                o += (size_t)snprintf(bad + o, sizeof bad - o, "%s%s", nbad ? ", " : "",
+                                      res->words[w]);
             nbad++;
         }
     if (nbad)
-        return fail(res, SOLVER_ERR_INVALID_WORDS, "%s %s not in the lexicon", bad, nbad > 1 ? "are" : "is");
+        return fail(res, SOLVER_ERR_INVALID_WORDS, "%s %s not in the lexicon", bad,
+                    nbad > 1 ? "are" : "is");
     res->legal = true;
     res->reason = SOLVER_OK;
     snprintf(res->message, sizeof res->message, "%s scores %d", res->notation, res->score);

@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *words = "aa\nab\nat\nta\ncat\nact\nzap\nqi\nretains\nstare\n";
         size_t len;
         char err[128];
-        if (solver_lexicon_compile_buffer(words, strlen(words), NULL, &img, &len, NULL, err, sizeof err))
+        if (solver_lexicon_compile_buffer(words, strlen(words), NULL, &img, &len, NULL, err,
+                                          sizeof err))
             abort();
         lex = solver_lexicon_from_buffer(img, len, err, sizeof err);
         if (!lex)

@@ -43,7 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The compiler must cope with any text too. */
     void *img;
     size_t len;
-    if (solver_lexicon_compile_buffer((const char *)data, size, NULL, &img, &len, NULL, err, sizeof err) == 0) {
+    if (solver_lexicon_compile_buffer((const char *)data, size, NULL, &img, &len, NULL, err,
+                                      sizeof err) == 0) {
         solver_lexicon *l2 = solver_lexicon_from_buffer(img, len, err, sizeof err);
         if (!l2)
             abort(); /* what we compile, we must load */

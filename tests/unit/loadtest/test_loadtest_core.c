@@ -141,11 +141,12 @@ static void test_json2pb_scalars_nested_repeated(void **state)
 {
     ProtobufCMessage *m;
     char err[256];
-    int rc = lt_json_to_message(&scrabble__v1__submit_play_request__descriptor,
-                                "{\"gameId\": \"9007199254740993\", \"expected_seq\": 4, \"placements\": ["
-                                "{\"row\": 7, \"col\": 7, \"letter\": \"A\"},"
-                                "{\"row\": 7, \"col\": 8, \"letter\": \"T\", \"blank\": true}]}",
-                                &m, err, sizeof(err));
+    int rc = lt_json_to_message(
+        &scrabble__v1__submit_play_request__descriptor,
+        "{\"gameId\": \"9007199254740993\", \"expected_seq\": 4, \"placements\": ["
+        "{\"row\": 7, \"col\": 7, \"letter\": \"A\"},"
+        "{\"row\": 7, \"col\": 8, \"letter\": \"T\", \"blank\": true}]}",
+        &m, err, sizeof(err));
     assert_int_equal(rc, 0);
     Scrabble__V1__SubmitPlayRequest *r = (void *)m;
     assert_int_equal(r->game_id, 9007199254740993LL);
@@ -156,7 +157,8 @@ static void test_json2pb_scalars_nested_repeated(void **state)
     /* Round trip through the wire format. */
     uint8_t buf[256];
     size_t n = protobuf_c_message_pack(m, buf);
-    ProtobufCMessage *back = protobuf_c_message_unpack(&scrabble__v1__submit_play_request__descriptor, NULL, n, buf);
+    ProtobufCMessage *back =
+        protobuf_c_message_unpack(&scrabble__v1__submit_play_request__descriptor, NULL, n, buf);
     assert_non_null(back);
     assert_int_equal(((Scrabble__V1__SubmitPlayRequest *)back)->placements[0]->col, 7);
     protobuf_c_message_free_unpacked(back, NULL);
@@ -164,18 +166,18 @@ static void test_json2pb_scalars_nested_repeated(void **state)
 
     /* Enums by name and by number. */
     assert_int_equal(lt_json_to_message(&scrabble__v1__list_games_request__descriptor,
-                                        "{\"status\": \"GAME_STATUS_FINISHED\", \"page_size\": 5}", &m, err,
-                                        sizeof(err)),
+                                        "{\"status\": \"GAME_STATUS_FINISHED\", \"page_size\": 5}",
+                                        &m, err, sizeof(err)),
                      0);
     assert_int_equal(((Scrabble__V1__ListGamesRequest *)m)->status, 2);
     protobuf_c_message_free_unpacked(m, NULL);
-    assert_int_equal(lt_json_to_message(&scrabble__v1__list_games_request__descriptor, "{\"status\": 1}", &m, err,
-                                        sizeof(err)),
+    assert_int_equal(lt_json_to_message(&scrabble__v1__list_games_request__descriptor,
+                                        "{\"status\": 1}", &m, err, sizeof(err)),
                      0);
     protobuf_c_message_free_unpacked(m, NULL);
     /* Empty data is the empty message. */
-    assert_int_equal(lt_json_to_message(&grpc__health__v1__health_check_request__descriptor, "", &m, err,
-                                        sizeof(err)),
+    assert_int_equal(lt_json_to_message(&grpc__health__v1__health_check_request__descriptor, "", &m,
+                                        err, sizeof(err)),
                      0);
     protobuf_c_message_free_unpacked(m, NULL);
 }
@@ -184,29 +186,31 @@ static void test_json2pb_errors(void **state)
 {
     ProtobufCMessage *m = NULL;
     char err[256];
-    assert_int_equal(lt_json_to_message(&scrabble__v1__game_ref__descriptor, "{\"game_id\": ", &m, err,
-                                        sizeof(err)),
+    assert_int_equal(lt_json_to_message(&scrabble__v1__game_ref__descriptor, "{\"game_id\": ", &m,
+                                        err, sizeof(err)),
                      -1);
     assert_non_null(strstr(err, "malformed JSON"));
-    assert_int_equal(lt_json_to_message(&scrabble__v1__game_ref__descriptor, "{\"gmae_id\": 1}", &m, err,
-                                        sizeof(err)),
+    assert_int_equal(lt_json_to_message(&scrabble__v1__game_ref__descriptor, "{\"gmae_id\": 1}", &m,
+                                        err, sizeof(err)),
                      -1);
     assert_non_null(strstr(err, "gmae_id"));
-    assert_int_equal(lt_json_to_message(&scrabble__v1__game_ref__descriptor, "{\"game_id\": \"x\"}", &m, err,
-                                        sizeof(err)),
+    assert_int_equal(lt_json_to_message(&scrabble__v1__game_ref__descriptor, "{\"game_id\": \"x\"}",
+                                        &m, err, sizeof(err)),
                      -1);
-    assert_int_equal(lt_json_to_message(&scrabble__v1__placement__descriptor, "{\"row\": 3000000000}", &m, err,
-                                        sizeof(err)),
+    assert_int_equal(lt_json_to_message(&scrabble__v1__placement__descriptor,
+                                        "{\"row\": 3000000000}", &m, err, sizeof(err)),
                      -1);
     assert_non_null(strstr(err, "row"));
     assert_int_equal(lt_json_to_message(&scrabble__v1__list_games_request__descriptor,
                                         "{\"status\": \"NOPE\"}", &m, err, sizeof(err)),
                      -1);
     assert_int_equal(lt_json_to_message(&scrabble__v1__submit_play_request__descriptor,
-                                        "{\"placements\": [{\"row\": 1}, {\"letter\": 5}]}", &m, err, sizeof(err)),
+                                        "{\"placements\": [{\"row\": 1}, {\"letter\": 5}]}", &m,
+                                        err, sizeof(err)),
                      -1);
     assert_non_null(strstr(err, "placements[1].letter"));
-    assert_int_equal(lt_json_to_message(&scrabble__v1__game_ref__descriptor, "[1,2]", &m, err, sizeof(err)), -1);
+    assert_int_equal(
+        lt_json_to_message(&scrabble__v1__game_ref__descriptor, "[1,2]", &m, err, sizeof(err)), -1);
     assert_null(m);
 }
 
@@ -223,17 +227,20 @@ static void test_proc_parsers(void **state)
 {
     pid_t ppid;
     uint64_t ticks, child;
-    const char *line = "1234 (game svc (x)) S 77 1234 1234 0 -1 4194560 500 0 0 0 150 25 7 3 20 0 5 0 100 "
-                       "1000000 200 18446744073709551615";
+    const char *line =
+        "1234 (game svc (x)) S 77 1234 1234 0 -1 4194560 500 0 0 0 150 25 7 3 20 0 5 0 100 "
+        "1000000 200 18446744073709551615";
     assert_int_equal(lt_proc_parse_stat(line, &ppid, &ticks, &child), 0);
     assert_int_equal(ppid, 77);
     assert_int_equal(ticks, 175);
     assert_int_equal(child, 10);
     assert_int_equal(lt_proc_parse_stat("garbage", &ppid, &ticks, &child), -1);
-    const char *tcp =
-        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-        "   0: 0100007F:1B58 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0 100 0 0 10 0\n"
-        "   1: 0100007F:1B58 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 5555 1 0 20 4 30 10 -1\n";
+    const char *tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt "
+                      "  uid  timeout inode\n"
+                      "   0: 0100007F:1B58 00000000:0000 0A 00000000:00000000 00:00000000 00000000 "
+                      "    0        0 4242 1 0 100 0 0 10 0\n"
+                      "   1: 0100007F:1B58 0100007F:D431 01 00000000:00000000 00:00000000 00000000 "
+                      "    0        0 5555 1 0 20 4 30 10 -1\n";
     assert_int_equal(lt_proc_listen_inode(tcp, 7000), 4242);
     assert_int_equal(lt_proc_listen_inode(tcp, 7001), 0);
 }

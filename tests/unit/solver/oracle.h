@@ -18,7 +18,10 @@ typedef struct {
     size_t n;
 } oracle_words;
 
-static int oracle_cmp(const void *a, const void *b) { return strcmp(a, b); }
+static int oracle_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
 
 /* Words are uppercase A-Z, 2..15 letters, deduplicated here. */
 static inline void oracle_words_init(oracle_words *ow, const char *text, bool lowercase_only)
@@ -134,8 +137,9 @@ static inline size_t oracle_gen(const solver_board *b, const oracle_words *ow, c
                         break;
                     }
                     bool hit = empty ? (r == 7 && c == 7)
-                                     : (oracle_at(b, r, c) || oracle_at(b, r - 1, c) || oracle_at(b, r + 1, c) ||
-                                        oracle_at(b, r, c - 1) || oracle_at(b, r, c + 1));
+                                     : (oracle_at(b, r, c) || oracle_at(b, r - 1, c) ||
+                                        oracle_at(b, r + 1, c) || oracle_at(b, r, c - 1) ||
+                                        oracle_at(b, r, c + 1));
                     if (hit) {
                         need = i + 1;
                         break;
@@ -152,116 +156,117 @@ static inline size_t oracle_gen(const solver_board *b, const oracle_words *ow, c
                             continue;
                         if (oracle_at(b, re + dr, ce + dc))
                             continue;
-                    int newpos[15], nn = 0, short_by = 0;
-                    int used[27] = {0};
-                    bool ok = true, touch = false, centre = false;
-                    for (int i = 0; i < L && ok; i++) {
-                        int r = r0 + dr * i, c = c0 + dc * i;
-                        char have = oracle_at(b, r, c);
-                        if (have) {
-                            ok = have == w[i];
-                            continue;
-                        }
-                        /* Give up as soon as the rack cannot supply the tiles. */
-                        int l = w[i] - 'A' + 1;
-                        if (++used[l] > rack->counts[l] && ++short_by > rack->counts[0]) {
-                            ok = false;
-                            continue;
-                        }
-                        newpos[nn++] = i;
-                        if (r == 7 && c == 7)
-                            centre = true;
-                        if (oracle_at(b, r - 1, c) || oracle_at(b, r + 1, c) || oracle_at(b, r, c - 1) ||
-                            oracle_at(b, r, c + 1))
-                            touch = true;
-                    }
-                    if (!ok || nn == 0 || nn > rack->n)
-                        continue;
-                    if (empty ? !centre : !touch)
-                        continue;
-                    /* One-tile plays are reported across when they form an across word. */
-                    if (dir == SOLVER_DOWN && nn == 1) {
-                        int r = r0 + dr * newpos[0], c = c0 + dc * newpos[0];
-                        if (oracle_at(b, r, c - 1) || oracle_at(b, r, c + 1))
-                            continue;
-                    }
-                    /* Cross words. */
-                    int cross_base[15]; /* sum of existing letters, -1 if no cross word */
-                    for (int k = 0; k < nn && ok; k++) {
-                        int i = newpos[k], r = r0 + dr * i, c = c0 + dc * i;
-                        int pr = dc, pc = dr;
-                        int rs = r, cs = c;
-                        while (oracle_at(b, rs - pr, cs - pc))
-                            rs -= pr, cs -= pc;
-                        char cw[16];
-                        int n = 0, sum = 0;
-                        for (int rr = rs, cc = cs; rr < 15 && cc < 15; rr += pr, cc += pc) {
-                            if (rr == r && cc == c)
-                                cw[n++] = w[i];
-                            else if (oracle_at(b, rr, cc)) {
-                                cw[n++] = oracle_at(b, rr, cc);
-                                sum += oracle_val(b, d, rr, cc);
-                            } else
-                                break;
-                        }
-                        cw[n] = 0;
-                        if (n >= 2) {
-                            ok = oracle_has(ow, cw);
-                            cross_base[k] = sum;
-                        } else
-                            cross_base[k] = -1;
-                    }
-                    if (!ok)
-                        continue;
-                    /* Blank designations: every set of at most rack->counts[0]
-                     * new squares that carry blanks. */
-                    int nb = rack->counts[0];
-                    for (int mask = 0; mask < (1 << nn); mask++) {
-                        if (__builtin_popcount((unsigned)mask) > nb)
-                            continue;
-                        int need[27] = {0};
-                        for (int k = 0; k < nn; k++)
-                            if (!(mask >> k & 1))
-                                need[w[newpos[k]] - 'A' + 1]++;
-                        bool fits = true;
-                        for (int l = 1; l <= 26; l++)
-                            fits &= need[l] <= rack->counts[l];
-                        if (!fits)
-                            continue;
-                        int main_sum = 0, wmul = 1, cross = 0, k = 0;
-                        solver_move m;
-                        memset(&m, 0, sizeof m);
-                        for (int i = 0; i < L; i++) {
+                        int newpos[15], nn = 0, short_by = 0;
+                        int used[27] = {0};
+                        bool ok = true, touch = false, centre = false;
+                        for (int i = 0; i < L && ok; i++) {
                             int r = r0 + dr * i, c = c0 + dc * i;
-                            if (k < nn && newpos[k] == i) {
-                                bool blank = mask >> k & 1;
-                                int lm, wm;
-                                solver_board_premium(r, c, &lm, &wm);
-                                int v = blank ? 0 : d->value[w[i] - 'A' + 1] * lm;
-                                main_sum += v;
-                                wmul *= wm;
-                                if (cross_base[k] >= 0)
-                                    cross += (cross_base[k] + v) * wm;
-                                m.tiles[i] = (uint8_t)((w[i] - 'A' + 1) | (blank ? SOLVER_BLANK : 0));
-                                k++;
-                            } else {
-                                main_sum += oracle_val(b, d, r, c);
-                                m.tiles[i] = (uint8_t)(b->sq[r * 15 + c] | SOLVER_THROUGH);
+                            char have = oracle_at(b, r, c);
+                            if (have) {
+                                ok = have == w[i];
+                                continue;
                             }
+                            /* Give up as soon as the rack cannot supply the tiles. */
+                            int l = w[i] - 'A' + 1;
+                            if (++used[l] > rack->counts[l] && ++short_by > rack->counts[0]) {
+                                ok = false;
+                                continue;
+                            }
+                            newpos[nn++] = i;
+                            if (r == 7 && c == 7)
+                                centre = true;
+                            if (oracle_at(b, r - 1, c) || oracle_at(b, r + 1, c) ||
+                                oracle_at(b, r, c - 1) || oracle_at(b, r, c + 1))
+                                touch = true;
                         }
-                        m.kind = SOLVER_MOVE_PLAY;
-                        m.row = (uint8_t)r0;
-                        m.col = (uint8_t)c0;
-                        m.dir = (uint8_t)dir;
-                        m.len = (uint8_t)L;
-                        m.ntiles = (uint8_t)nn;
-                        m.score = main_sum * wmul + cross + (nn == 7 ? 50 : 0);
-                        if (count < cap)
-                            out[count] = m;
-                        count++;
+                        if (!ok || nn == 0 || nn > rack->n)
+                            continue;
+                        if (empty ? !centre : !touch)
+                            continue;
+                        /* One-tile plays are reported across when they form an across word. */
+                        if (dir == SOLVER_DOWN && nn == 1) {
+                            int r = r0 + dr * newpos[0], c = c0 + dc * newpos[0];
+                            if (oracle_at(b, r, c - 1) || oracle_at(b, r, c + 1))
+                                continue;
+                        }
+                        /* Cross words. */
+                        int cross_base[15]; /* sum of existing letters, -1 if no cross word */
+                        for (int k = 0; k < nn && ok; k++) {
+                            int i = newpos[k], r = r0 + dr * i, c = c0 + dc * i;
+                            int pr = dc, pc = dr;
+                            int rs = r, cs = c;
+                            while (oracle_at(b, rs - pr, cs - pc))
+                                rs -= pr, cs -= pc;
+                            char cw[16];
+                            int n = 0, sum = 0;
+                            for (int rr = rs, cc = cs; rr < 15 && cc < 15; rr += pr, cc += pc) {
+                                if (rr == r && cc == c)
+                                    cw[n++] = w[i];
+                                else if (oracle_at(b, rr, cc)) {
+                                    cw[n++] = oracle_at(b, rr, cc);
+                                    sum += oracle_val(b, d, rr, cc);
+                                } else
+                                    break;
+                            }
+                            cw[n] = 0;
+                            if (n >= 2) {
+                                ok = oracle_has(ow, cw);
+                                cross_base[k] = sum;
+                            } else
+                                cross_base[k] = -1;
+                        }
+                        if (!ok)
+                            continue;
+                        /* Blank designations: every set of at most rack->counts[0]
+                         * new squares that carry blanks. */
+                        int nb = rack->counts[0];
+                        for (int mask = 0; mask < (1 << nn); mask++) {
+                            if (__builtin_popcount((unsigned)mask) > nb)
+                                continue;
+                            int need[27] = {0};
+                            for (int k = 0; k < nn; k++)
+                                if (!(mask >> k & 1))
+                                    need[w[newpos[k]] - 'A' + 1]++;
+                            bool fits = true;
+                            for (int l = 1; l <= 26; l++)
+                                fits &= need[l] <= rack->counts[l];
+                            if (!fits)
+                                continue;
+                            int main_sum = 0, wmul = 1, cross = 0, k = 0;
+                            solver_move m;
+                            memset(&m, 0, sizeof m);
+                            for (int i = 0; i < L; i++) {
+                                int r = r0 + dr * i, c = c0 + dc * i;
+                                if (k < nn && newpos[k] == i) {
+                                    bool blank = mask >> k & 1;
+                                    int lm, wm;
+                                    solver_board_premium(r, c, &lm, &wm);
+                                    int v = blank ? 0 : d->value[w[i] - 'A' + 1] * lm;
+                                    main_sum += v;
+                                    wmul *= wm;
+                                    if (cross_base[k] >= 0)
+                                        cross += (cross_base[k] + v) * wm;
+                                    m.tiles[i] =
+                                        (uint8_t)((w[i] - 'A' + 1) | (blank ? SOLVER_BLANK : 0));
+                                    k++;
+                                } else {
+                                    main_sum += oracle_val(b, d, r, c);
+                                    m.tiles[i] = (uint8_t)(b->sq[r * 15 + c] | SOLVER_THROUGH);
+                                }
+                            }
+                            m.kind = SOLVER_MOVE_PLAY;
+                            m.row = (uint8_t)r0;
+                            m.col = (uint8_t)c0;
+                            m.dir = (uint8_t)dir;
+                            m.len = (uint8_t)L;
+                            m.ntiles = (uint8_t)nn;
+                            m.score = main_sum * wmul + cross + (nn == 7 ? 50 : 0);
+                            if (count < cap)
+                                out[count] = m;
+                            count++;
+                        }
                     }
-                }
-        }
+            }
     }
     return count;
 }

@@ -17,11 +17,16 @@ static void test_cgp_errors(void **state)
     (void)state;
     expect_cgp_error("15/15/15/15/15/15/15/15/15/15/15/15/15/15 AEINRST/ 0/0 0", "14 rows");
     expect_cgp_error(EMPTY "/15 AEINRST/ 0/0 0", "more than 15 rows");
-    expect_cgp_error("15/15/15/15/15/15/15/15A/15/15/15/15/15/15/15 AEINRST/ 0/0 0", "row 8 is too long");
-    expect_cgp_error("15/15/14/15/15/15/15/15/15/15/15/15/15/15/15 AEINRST/ 0/0 0", "row 3 has 14 squares");
-    expect_cgp_error("15/15/15/15/15/15/15/7#7/15/15/15/15/15/15/15 AEINRST/ 0/0 0", "unknown letter '#' in row 8");
+    expect_cgp_error("15/15/15/15/15/15/15/15A/15/15/15/15/15/15/15 AEINRST/ 0/0 0",
+                     "row 8 is too long");
+    expect_cgp_error("15/15/14/15/15/15/15/15/15/15/15/15/15/15/15 AEINRST/ 0/0 0",
+                     "row 3 has 14 squares");
+    expect_cgp_error("15/15/15/15/15/15/15/7#7/15/15/15/15/15/15/15 AEINRST/ 0/0 0",
+                     "unknown letter '#' in row 8");
     expect_cgp_error("15/15/15/15/15/15/15/ZZ13/15/15/15/15/15/15/15 AEINRST/ 0/0 0", "2 Z tiles");
-    expect_cgp_error("15/15/15/15/15/15/15/zq13/15/15/15/15/15/15/15 ?" "?/ 0/0 0", "4 blanks");
+    expect_cgp_error("15/15/15/15/15/15/15/zq13/15/15/15/15/15/15/15 ?"
+                     "?/ 0/0 0",
+                     "4 blanks");
     expect_cgp_error(EMPTY " AEI1/ 0/0 0", "unknown tile '1' in rack 1");
     expect_cgp_error(EMPTY " AEINRSTU/ 0/0 0", "more than 7 tiles");
     expect_cgp_error(EMPTY, "missing racks");
@@ -35,7 +40,8 @@ static void test_cgp_errors(void **state)
 static void test_cgp_roundtrip(void **state)
 {
     (void)state;
-    const char *in = "15/15/15/15/15/15/15/3ReTAINS5/15/15/15/15/15/15/15 ?DEQUU/ABC 74/12 3 lex NWL20;";
+    const char *in =
+        "15/15/15/15/15/15/15/3ReTAINS5/15/15/15/15/15/15/15 ?DEQUU/ABC 74/12 3 lex NWL20;";
     solver_cgp c;
     char err[256], out[600];
     assert_int_equal(solver_cgp_parse(in, NULL, solver_dist_english(), &c, err, sizeof err), 0);
@@ -49,7 +55,8 @@ static void test_cgp_roundtrip(void **state)
     assert_int_equal(c.zero_turns, 3);
     assert_string_equal(c.lexicon, "NWL20");
     solver_cgp_format(&c, out, sizeof out);
-    assert_string_equal(out, "15/15/15/15/15/15/15/3ReTAINS5/15/15/15/15/15/15/15 DEQUU?/ABC 74/12 3 lex NWL20;");
+    assert_string_equal(
+        out, "15/15/15/15/15/15/15/3ReTAINS5/15/15/15/15/15/15/15 DEQUU?/ABC 74/12 3 lex NWL20;");
 }
 
 static void test_notation(void **state)
@@ -222,9 +229,9 @@ static void test_exchanges_and_pass(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cgp_errors), cmocka_unit_test(test_cgp_roundtrip), cmocka_unit_test(test_notation),
-        cmocka_unit_test(test_rack_and_bag), cmocka_unit_test(test_gcg_roundtrip),
-        cmocka_unit_test(test_exchanges_and_pass),
+        cmocka_unit_test(test_cgp_errors),    cmocka_unit_test(test_cgp_roundtrip),
+        cmocka_unit_test(test_notation),      cmocka_unit_test(test_rack_and_bag),
+        cmocka_unit_test(test_gcg_roundtrip), cmocka_unit_test(test_exchanges_and_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,9 @@ static void test_compile_and_lookup(void **state)
     size_t len;
     solver_compile_stats st;
     char err[256];
-    assert_int_equal(solver_lexicon_compile_buffer(text, strlen(text), NULL, &img, &len, &st, err, sizeof err), 0);
+    assert_int_equal(
+        solver_lexicon_compile_buffer(text, strlen(text), NULL, &img, &len, &st, err, sizeof err),
+        0);
     assert_int_equal(st.lines, 9);
     assert_int_equal(st.words, 5); /* cat cats dog qi zebra */
     assert_int_equal(st.skipped_chars, 1);
@@ -41,7 +43,8 @@ static void test_lowercase_only(void **state)
     solver_compile_stats st;
     char err[256];
     solver_compile_opts o = {.lowercase_only = true};
-    assert_int_equal(solver_lexicon_compile_buffer(text, strlen(text), &o, &img, &len, &st, err, sizeof err), 0);
+    assert_int_equal(
+        solver_lexicon_compile_buffer(text, strlen(text), &o, &img, &len, &st, err, sizeof err), 0);
     assert_int_equal(st.words, 2);
     assert_int_equal(st.skipped_chars, 2);
     free(img);
@@ -53,9 +56,11 @@ static void test_empty_wordlist(void **state)
     void *img = NULL;
     size_t len;
     char err[256];
-    assert_int_equal(solver_lexicon_compile_buffer("", 0, NULL, &img, &len, NULL, err, sizeof err), -1);
+    assert_int_equal(solver_lexicon_compile_buffer("", 0, NULL, &img, &len, NULL, err, sizeof err),
+                     -1);
     assert_non_null(strstr(err, "no usable words"));
-    assert_int_equal(solver_lexicon_compile_buffer("a\n1234\n", 7, NULL, &img, &len, NULL, err, sizeof err), -1);
+    assert_int_equal(
+        solver_lexicon_compile_buffer("a\n1234\n", 7, NULL, &img, &len, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "no usable words"));
 }
 
@@ -74,7 +79,9 @@ static void test_corrupt_and_truncated(void **state)
     void *img;
     size_t len;
     char err[256];
-    assert_int_equal(solver_lexicon_compile_buffer(text, strlen(text), NULL, &img, &len, NULL, err, sizeof err), 0);
+    assert_int_equal(
+        solver_lexicon_compile_buffer(text, strlen(text), NULL, &img, &len, NULL, err, sizeof err),
+        0);
     char path[] = "/tmp/solver-test-lex-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);

@@ -12,7 +12,10 @@
 static solver_move *fast_buf, *oracle_buf, *top_buf;
 static char *dict_text;
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static char **to_lines(const solver_move *m, size_t n)
 {
@@ -64,7 +67,8 @@ static void check_position(const solver_board *b, const solver_lexicon *lex, con
         }
         char rk[16];
         solver_rack_format(rack, rk, sizeof rk);
-        print_error("position %d rack %s: %s %s\n", k, rk, c < 0 ? "only fast:" : "only oracle:", c < 0 ? a[i] : o[j]);
+        print_error("position %d rack %s: %s %s\n", k, rk,
+                    c < 0 ? "only fast:" : "only oracle:", c < 0 ? a[i] : o[j]);
         if (c < 0)
             i++;
         else
@@ -119,8 +123,8 @@ static void check_position(const solver_board *b, const solver_lexicon *lex, con
 }
 
 /* Self-play to reach positions; checks each position before each move. */
-static size_t run_games(const solver_lexicon *lex, const oracle_words *ow, uint64_t seed0, int games,
-                        int max_positions, int every)
+static size_t run_games(const solver_lexicon *lex, const oracle_words *ow, uint64_t seed0,
+                        int games, int max_positions, int every)
 {
     const solver_dist *d = solver_dist_english();
     int k = 0;

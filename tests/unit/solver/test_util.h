@@ -17,7 +17,6 @@
 #define SOLVER_TEST_LEXICON ""
 #endif
 
-
 /* Compile a word list given as one string into an in-memory lexicon.
  * *img receives the malloc'd image the lexicon borrows: free it after
  * solver_lexicon_free. */
@@ -25,7 +24,9 @@ static inline solver_lexicon *test_lexicon(const char *words, void **img)
 {
     size_t len;
     char err[256];
-    assert_int_equal(solver_lexicon_compile_buffer(words, strlen(words), NULL, img, &len, NULL, err, sizeof err), 0);
+    assert_int_equal(
+        solver_lexicon_compile_buffer(words, strlen(words), NULL, img, &len, NULL, err, sizeof err),
+        0);
     solver_lexicon *lex = solver_lexicon_from_buffer(*img, len, err, sizeof err);
     assert_non_null(lex);
     return lex;
@@ -51,8 +52,6 @@ static inline char *read_file(const char *path, size_t *len)
     fclose(f);
     return buf;
 }
-
-
 
 /* Field-wise: solver_move has padding before score. */
 static inline void assert_move_equal(const solver_move *a, const solver_move *b)

@@ -10,7 +10,8 @@ static const solver_dist *dist;
 static int setup(void **state)
 {
     (void)state;
-    lex = test_lexicon("retains\nstare\nat\nta\nzap\nzaps\nqi\nre\nes\nar\nat\naa\nab\nbe\nlab\n", &img);
+    lex = test_lexicon("retains\nstare\nat\nta\nzap\nzaps\nqi\nre\nes\nar\nat\naa\nab\nbe\nlab\n",
+                       &img);
     dist = solver_dist_english();
     solver_board_init(&board, dist);
     const char *w = "RETAINS";
