@@ -244,3 +244,51 @@ def instance_hash(name):
 def owner(game_id, names):
     ws = [_mix(_mix(game_id & M64) ^ instance_hash(n)) for n in names]
     return max(range(len(names)), key=lambda i: (ws[i], -i))
+
+
+# ---- the solver: legal moves for a python client ---------------------------
+
+def cgp(state):
+    """The CGP of a GameState as its player sees it (own rack only)."""
+    rows = []
+    for row in state.board:
+        out, run = "", 0
+        for ch in row:
+            if ch == ".":
+                run += 1
+                continue
+            if run:
+                out += str(run)
+                run = 0
+            out += ch
+        if run:
+            out += str(run)
+        rows.append(out)
+    scores = "/".join(str(s.score) for s in state.seats)
+    return f"{'/'.join(rows)} {state.my_rack}/ {scores} {state.scoreless_turns}"
+
+
+def solver_moves(solver, lexicon, state, top):
+    """Up to `top` legal plays from `scrabble-solver gen`, best first, as
+    (notation line, [Placement], score); played-through letters are skipped."""
+    p = subprocess.run([solver, "gen", "--cgp", cgp(state), "--top", str(top), "--lexicon", lexicon],
+                       capture_output=True, text=True, timeout=30)
+    moves = []
+    for line in p.stdout.splitlines():
+        m = re.match(r"^(\d+)([A-O]) (\S+) (-?\d+)$", line) or re.match(r"^([A-O])(\d+) (\S+) (-?\d+)$", line)
+        if not m:
+            continue
+        if m.group(1).isdigit():
+            row, col, dr, dc = int(m.group(1)) - 1, ord(m.group(2)) - 65, 0, 1
+        else:
+            col, row, dr, dc = ord(m.group(1)) - 65, int(m.group(2)) - 1, 1, 0
+        placements, through = [], False
+        for ch in m.group(3):
+            if ch in "()":
+                through = ch == "("
+                continue
+            if not through:
+                placements.append(common_pb2.Placement(row=row, col=col, letter=ch.upper(), blank=ch.islower()))
+            row, col = row + dr, col + dc
+        moves.append((line, placements, int(m.group(4))))
+    return moves

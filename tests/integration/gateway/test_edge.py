@@ -8,7 +8,6 @@ environment: GATEWAY_PORT, GATEWAY_METRICS_PORT, REDIS_PORT, GAME_TARGETS
 BURST_LIST.
 """
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -80,51 +79,10 @@ def start_game(a, b):
     return r.game_id, sa, sb
 
 
-# ---- the solver helper: legal moves for the python client -----------------
-
-def cgp(state):
-    rows = []
-    for row in state.board:
-        out, run = "", 0
-        for ch in row:
-            if ch == ".":
-                run += 1
-                continue
-            if run:
-                out += str(run)
-                run = 0
-            out += ch
-        if run:
-            out += str(run)
-        rows.append(out)
-    scores = "/".join(str(s.score) for s in state.seats)
-    return f"{'/'.join(rows)} {state.my_rack}/ {scores} {state.scoreless_turns}"
-
+# ---- the solver (edge_client.solver_moves) ----------------------------------
 
 def solver_moves(state, top=5):
-    if not SOLVER:
-        return []
-    p = subprocess.run([SOLVER, "gen", "--cgp", cgp(state), "--top", str(top), "--lexicon", LEXICON],
-                       capture_output=True, text=True, timeout=30)
-    moves = []
-    for line in p.stdout.splitlines():
-        m = re.match(r"^(\d+)([A-O]) (\S+) (-?\d+)$", line) or re.match(r"^([A-O])(\d+) (\S+) (-?\d+)$", line)
-        if not m:
-            continue
-        if m.group(1).isdigit():
-            row, col, dr, dc = int(m.group(1)) - 1, ord(m.group(2)) - 65, 0, 1
-        else:
-            col, row, dr, dc = ord(m.group(1)) - 65, int(m.group(2)) - 1, 1, 0
-        placements, through = [], False
-        for ch in m.group(3):
-            if ch in "()":
-                through = ch == "("
-                continue
-            if not through:
-                placements.append(common_pb2.Placement(row=row, col=col, letter=ch.upper(), blank=ch.islower()))
-            row, col = row + dr, col + dc
-        moves.append((line, placements, int(m.group(4))))
-    return moves
+    return ec.solver_moves(SOLVER, LEXICON, state, top) if SOLVER else []
 
 
 def take_turn(e, game_id, ev):

@@ -119,47 +119,10 @@ class Game:
         return next(p for p in self.players if p.account_id == account_id)
 
 
-# ---- the solver: legal moves for the client (as in test_edge.py) ----------
-
-def cgp(state):
-    rows = []
-    for row in state.board:
-        out, run = "", 0
-        for ch in row:
-            if ch == ".":
-                run += 1
-                continue
-            if run:
-                out += str(run)
-                run = 0
-            out += ch
-        rows.append(out + (str(run) if run else ""))
-    scores = "/".join(str(s.score) for s in state.seats)
-    return f"{'/'.join(rows)} {state.my_rack}/ {scores} {state.scoreless_turns}"
-
+# ---- the solver (edge_client.solver_moves) ----------------------------------
 
 def solver_moves(state, top=4):
-    p = subprocess.run([SOLVER, "gen", "--cgp", cgp(state), "--top", str(top), "--lexicon", LEXICON],
-                       capture_output=True, text=True, timeout=30)
-    moves = []
-    for line in p.stdout.splitlines():
-        m = re.match(r"^(\d+)([A-O]) (\S+) (-?\d+)$", line) or re.match(r"^([A-O])(\d+) (\S+) (-?\d+)$", line)
-        if not m:
-            continue
-        if m.group(1).isdigit():
-            row, col, dr, dc = int(m.group(1)) - 1, ord(m.group(2)) - 65, 0, 1
-        else:
-            col, row, dr, dc = ord(m.group(1)) - 65, int(m.group(2)) - 1, 1, 0
-        placements, through = [], False
-        for ch in m.group(3):
-            if ch in "()":
-                through = ch == "("
-                continue
-            if not through:
-                placements.append(ET.Placement(row=row, col=col, letter=ch.upper(), blank=ch.islower()))
-            row, col = row + dr, col + dc
-        moves.append((line, placements, int(m.group(4))))
-    return moves
+    return ec.solver_moves(SOLVER, LEXICON, state, top)
 
 
 # ---- turns ----------------------------------------------------------------
