@@ -123,8 +123,7 @@ struct rpc_server {
     rpc__health *health;
     void *reflection;
     metrics_registry *metrics;
-    metric *calls_live;
-    atomic_int live_calls; /* calls arrived and not freed */
+    metric *calls_live; /* calls arrived and not freed: the drain waits on it */
     atomic_bool shutting_down;
     bool started, stopped;
     void (*on_drain)(void *arg);
@@ -194,9 +193,9 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
     s->calls_live = metrics_gauge(s->metrics, "rpc_server_calls_live", NULL,
                                   "Inbound calls arrived and not yet freed");
     s->health = rpc__health_create();
-    if (rpc__health_register(s, s->health) != RPC_OK ||
+    if (s->calls_live == NULL || rpc__health_register(s, s->health) != RPC_OK ||
         (s->reflection = rpc__reflection_register(s)) == NULL) {
-        snprintf(err, errlen, "could not register health or reflection");
+        snprintf(err, errlen, "could not set up metrics, health or reflection");
         rpc_server_destroy(s);
         return NULL;
     }
@@ -359,16 +358,16 @@ static rpc_call *rpc__call_new(rpc_server *s, rpc_loop *loop, rpc__method *m)
         loop->free_calls = c->next_free;
         loop->nfree_calls--;
         rpc_arena *arena = c->arena;
-        pthread_mutex_t mu = c->mu;
+        /* A mutex may not be copied: destroy it and set up a fresh one. */
+        pthread_mutex_destroy(&c->mu);
         memset(c, 0, sizeof(*c));
         c->arena = arena;
-        c->mu = mu;
     } else {
         c = calloc(1, sizeof(*c));
         if (c == NULL)
             return NULL;
-        pthread_mutex_init(&c->mu, NULL);
     }
+    pthread_mutex_init(&c->mu, NULL);
     c->arrive_tag.fn = rpc__call_arrived;
     c->close_tag.fn = rpc__call_closed;
     c->send_tag.fn = rpc__call_sent;
@@ -488,7 +487,6 @@ static void rpc__call_unref(rpc_call *c)
     }
     rpc__call_free(c);
     metric_add(s->calls_live, -1);
-    atomic_fetch_sub(&s->live_calls, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -816,7 +814,6 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
     c->state = RPC__CALL_ACTIVE;
     c->started_ns = rpc__now_ns();
     atomic_store(&c->refs, 2); /* close + final status */
-    atomic_fetch_add(&s->live_calls, 1);
     metric_add(s->calls_live, 1);
     if (c->method)
         metric_add(c->method->in_flight, 1);
@@ -1004,13 +1001,13 @@ void rpc_server_stop(rpc_server *s)
                                       gpr_time_from_millis(s->cfg.shutdown_grace_ms, GPR_TIMESPAN));
     grpc_event ev = grpc_completion_queue_pluck(s->shutdown_cq, &tag, grace, NULL);
     if (ev.type != GRPC_OP_COMPLETE) {
-        log_warn("shutdown_cancel", "live_calls=%d", atomic_load(&s->live_calls));
+        log_warn("shutdown_cancel", "live_calls=%lld", (long long)metric_value(s->calls_live));
         grpc_server_cancel_all_calls(s->server);
         grpc_completion_queue_pluck(s->shutdown_cq, &tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     }
     /* Handlers that finish later (after a downstream reply) still hold
      * calls; give them a bounded moment before the queues go away. */
-    for (int i = 0; i < 200 && atomic_load(&s->live_calls) > 0; i++) {
+    for (int i = 0; i < 200 && metric_value(s->calls_live) > 0; i++) {
         if (i == 100)
             grpc_server_cancel_all_calls(s->server);
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -1020,7 +1017,7 @@ void rpc_server_stop(rpc_server *s)
         rpc__loop_shutdown(&s->workers[w]);
         rpc__loop_free_calls(&s->workers[w]);
     }
-    log_info("server_stopped", "live_calls=%d", atomic_load(&s->live_calls));
+    log_info("server_stopped", "live_calls=%lld", (long long)metric_value(s->calls_live));
 }
 
 int rpc_server_wait(rpc_server *s)
