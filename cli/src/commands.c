@@ -252,6 +252,19 @@ static void cmd__after_turn(const Scrabble__V1__TurnReply *r)
                : cli_view_seat_handle(seats, gs->n_seats, gs->to_move, who, sizeof who));
 }
 
+/* Sends a turn request (SubmitPlay, Pass, Exchange, Resign) and shows what
+ * it did. */
+static int cmd__turn(cli_ctx *ctx, const char *method, const ProtobufCMessage *req)
+{
+    Scrabble__V1__TurnReply *r;
+    if (cli_call(ctx, method, req, &scrabble__v1__turn_reply__descriptor, true,
+                 (ProtobufCMessage **)&r) != CLI_OK)
+        return CLI_EFAIL;
+    cmd__after_turn(r);
+    CMD_FREE(r);
+    return CLI_OK;
+}
+
 /* Reads the game and turns NOTATION into placements on its board. */
 static int cmd__placements(cli_ctx *ctx, int argc, char **argv, int64_t *id,
                            Scrabble__V1__GameState **gs, cli_placement *pl, size_t *n)
@@ -317,13 +330,7 @@ static int cmd_play(cli_ctx *ctx, int argc, char **argv)
     req.placements = t.ptr;
     req.n_placements = n;
     CMD_FREE(gs);
-    Scrabble__V1__TurnReply *r;
-    if (cli_call(ctx, "SubmitPlay", &req.base, &scrabble__v1__turn_reply__descriptor, true,
-                 (ProtobufCMessage **)&r) != CLI_OK)
-        return CLI_EFAIL;
-    cmd__after_turn(r);
-    CMD_FREE(r);
-    return CLI_OK;
+    return cmd__turn(ctx, "SubmitPlay", &req.base);
 }
 
 static int cmd_preview(cli_ctx *ctx, int argc, char **argv)
@@ -362,7 +369,7 @@ static int cmd_preview(cli_ctx *ctx, int argc, char **argv)
 }
 
 /* Pass and Resign: TurnRequest with the current seq. */
-static int cmd__turn(cli_ctx *ctx, char **argv, const char *method)
+static int cmd__simple_turn(cli_ctx *ctx, char **argv, const char *method)
 {
     int64_t id;
     if (cmd__game_id(argv[1], &id) != CLI_OK)
@@ -374,22 +381,16 @@ static int cmd__turn(cli_ctx *ctx, char **argv, const char *method)
     req.game_id = id;
     req.expected_seq = gs->seq;
     CMD_FREE(gs);
-    Scrabble__V1__TurnReply *r;
-    if (cli_call(ctx, method, &req.base, &scrabble__v1__turn_reply__descriptor, true,
-                 (ProtobufCMessage **)&r) != CLI_OK)
-        return CLI_EFAIL;
-    cmd__after_turn(r);
-    CMD_FREE(r);
-    return CLI_OK;
+    return cmd__turn(ctx, method, &req.base);
 }
 
 static int cmd_pass(cli_ctx *ctx, int argc, char **argv)
 {
-    return cmd__turn(ctx, argv, "Pass");
+    return cmd__simple_turn(ctx, argv, "Pass");
 }
 static int cmd_resign(cli_ctx *ctx, int argc, char **argv)
 {
-    return cmd__turn(ctx, argv, "Resign");
+    return cmd__simple_turn(ctx, argv, "Resign");
 }
 
 static int cmd_exchange(cli_ctx *ctx, int argc, char **argv)
@@ -410,13 +411,7 @@ static int cmd_exchange(cli_ctx *ctx, int argc, char **argv)
     req.expected_seq = gs->seq;
     req.tiles = tiles;
     CMD_FREE(gs);
-    Scrabble__V1__TurnReply *r;
-    if (cli_call(ctx, "Exchange", &req.base, &scrabble__v1__turn_reply__descriptor, true,
-                 (ProtobufCMessage **)&r) != CLI_OK)
-        return CLI_EFAIL;
-    cmd__after_turn(r);
-    CMD_FREE(r);
-    return CLI_OK;
+    return cmd__turn(ctx, "Exchange", &req.base);
 }
 
 static int cmd_chat(cli_ctx *ctx, int argc, char **argv)
