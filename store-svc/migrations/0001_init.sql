@@ -193,31 +193,7 @@ CREATE FUNCTION store_game_json(p_id bigint) RETURNS json
     FROM games g WHERE g.id = p_id
 $$;
 
--- Register: a new account and its first session.
-CREATE FUNCTION store_register(p_handle text, p_pw_hash text, p_token_hash text,
-                               p_ttl_ms bigint,
-                               OUT o_code text, OUT o_account_id bigint,
-                               OUT o_expires_at_ms bigint)
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    v_exp timestamptz := now() + p_ttl_ms * interval '1 millisecond';
-BEGIN
-    INSERT INTO accounts (handle, pw_hash) VALUES (p_handle, p_pw_hash)
-        ON CONFLICT (handle) DO NOTHING
-        RETURNING id INTO o_account_id;
-    IF o_account_id IS NULL THEN
-        o_code := 'handle_taken';
-        RETURN;
-    END IF;
-    INSERT INTO sessions (token_hash, account_id, expires_at)
-        VALUES (p_token_hash, o_account_id, v_exp);
-    o_code := 'ok';
-    o_expires_at_ms := store_ms(v_exp);
-END
-$$;
-
--- Login's second half: the password was checked by the caller.
+-- Login's second half (and Register's): the password was checked by the caller.
 CREATE FUNCTION store_open_session(p_account_id bigint, p_token_hash text, p_ttl_ms bigint,
                                    OUT o_code text, OUT o_expires_at_ms bigint)
     LANGUAGE plpgsql
@@ -234,6 +210,26 @@ BEGIN
         VALUES (p_token_hash, p_account_id, v_exp);
     o_code := 'ok';
     o_expires_at_ms := store_ms(v_exp);
+END
+$$;
+
+-- Register: a new account and its first session.
+CREATE FUNCTION store_register(p_handle text, p_pw_hash text, p_token_hash text,
+                               p_ttl_ms bigint,
+                               OUT o_code text, OUT o_account_id bigint,
+                               OUT o_expires_at_ms bigint)
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO accounts (handle, pw_hash) VALUES (p_handle, p_pw_hash)
+        ON CONFLICT (handle) DO NOTHING
+        RETURNING id INTO o_account_id;
+    IF o_account_id IS NULL THEN
+        o_code := 'handle_taken';
+        RETURN;
+    END IF;
+    SELECT s.o_code, s.o_expires_at_ms INTO o_code, o_expires_at_ms
+        FROM store_open_session(o_account_id, p_token_hash, p_ttl_ms) s;
 END
 $$;
 
