@@ -1293,25 +1293,30 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_game_started_events),
         };
         rc = cmocka_run_group_tests_name("game-svc games", tests, NULL, NULL);
-    } else if (strcmp(mode, "crash-before") == 0) {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_crash_before)};
-        rc = cmocka_run_group_tests_name("game-svc crash (before)", tests, NULL, NULL);
-    } else if (strcmp(mode, "crash-after") == 0) {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_crash_after)};
-        rc = cmocka_run_group_tests_name("game-svc crash (after)", tests, NULL, NULL);
-    } else if (strcmp(mode, "store-up") == 0) {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_store_up)};
-        rc = cmocka_run_group_tests_name("game-svc store (up)", tests, NULL, NULL);
-    } else if (strcmp(mode, "store-down") == 0) {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_store_down)};
-        rc = cmocka_run_group_tests_name("game-svc store (down)", tests, NULL, NULL);
-    } else if (strcmp(mode, "store-back") == 0) {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_store_back)};
-        rc = cmocka_run_group_tests_name("game-svc store (back)", tests, NULL, NULL);
-    } else if (strcmp(mode, "redis-down") == 0) {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_redis_down)};
-        rc = cmocka_run_group_tests_name("game-svc redis down", tests, NULL, NULL);
     } else {
+        /* The single-test modes: the shell script restarts or stops a
+         * process between them. */
+        static const struct {
+            const char *mode, *name;
+            CMUnitTestFunction fn;
+        } single[] = {
+            {"crash-before", "game-svc crash (before)", test_crash_before},
+            {"crash-after", "game-svc crash (after)", test_crash_after},
+            {"store-up", "game-svc store (up)", test_store_up},
+            {"store-down", "game-svc store (down)", test_store_down},
+            {"store-back", "game-svc store (back)", test_store_back},
+            {"redis-down", "game-svc redis down", test_redis_down},
+        };
+        rc = -1;
+        for (size_t k = 0; k < sizeof(single) / sizeof(single[0]); k++) {
+            if (strcmp(mode, single[k].mode) == 0) {
+                const struct CMUnitTest tests[] = {
+                    {single[k].mode, single[k].fn, NULL, NULL, NULL}};
+                rc = cmocka_run_group_tests_name(single[k].name, tests, NULL, NULL);
+            }
+        }
+    }
+    if (rc == -1) {
         fprintf(stderr, "game_it: unknown mode %s\n", mode);
         rc = 2;
     }
