@@ -62,12 +62,12 @@ rpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts
     int n = 0;
     /* Reconnect soon after a peer restarts: the core's default backoff
      * grows to two minutes, far too long for a service we restart in
-     * seconds. Jitter still spreads many channels out. */
+     * seconds. Jitter still spreads many channels out. Not
+     * GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: in this core it is also the
+     * minimum connect timeout, and 100 ms failed connects under load. */
     args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
                            .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
                            .value.integer = 100};
-    args[n++] = (grpc_arg){
-        .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = 100};
     args[n++] = (grpc_arg){
         .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, .value.integer = 5000};
     /* Several addresses behind one name (gateways behind DNS): use them
