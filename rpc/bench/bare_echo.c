@@ -5,7 +5,12 @@
  * the baseline the runtime (rpc-ping-server, which serves the same method
  * through rpc/) is measured against in docs/BENCHMARKS.md.
  *
- *   bare-echo PORT [THREADS]     (stops on SIGINT/SIGTERM)
+ *   bare-echo PORT [THREADS] [fail]     (stops on SIGINT/SIGTERM)
+ *
+ * With "fail" every call is answered as the gateway's limiter answers a
+ * call over budget: no message, RESOURCE_EXHAUSTED with the same details
+ * and scrabble-reason trailer. That is the C core's own cost of such a
+ * rejection, the floor under the gateway's hammer figure.
  */
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
@@ -24,10 +29,13 @@ typedef struct echo_call {
     grpc_byte_buffer *req;
     grpc_byte_buffer *reply;
     int cancelled;
+    grpc_slice details;   /* fail mode: the status details */
+    grpc_metadata reason; /* fail mode: the scrabble-reason trailer */
 } echo_call;
 
 static grpc_server *server;
 static void *method;
+static int fail_mode;
 
 static void echo_request(grpc_completion_queue *cq)
 {
@@ -57,22 +65,37 @@ static void *echo_worker(void *arg)
             }
             echo_request(cq);
             c->replying = 1;
-            grpc_slice s = grpc_slice_from_static_buffer(serving, sizeof(serving));
-            c->reply = grpc_raw_byte_buffer_create(&s, 1);
+            c->details = grpc_slice_from_static_string("too many list calls; slow down");
+            c->reason.key = grpc_slice_from_static_string("scrabble-reason");
+            c->reason.value = grpc_slice_from_static_string("rate_limited");
             grpc_op ops[4];
             memset(ops, 0, sizeof(ops));
-            ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-            ops[1].op = GRPC_OP_SEND_MESSAGE;
-            ops[1].data.send_message.send_message = c->reply;
-            ops[2].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-            ops[2].data.send_status_from_server.status = GRPC_STATUS_OK;
-            ops[3].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-            ops[3].data.recv_close_on_server.cancelled = &c->cancelled;
-            grpc_call_start_batch(c->call, ops, 4, c, NULL);
+            size_t n = 0;
+            ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+            if (!fail_mode) {
+                grpc_slice s = grpc_slice_from_static_buffer(serving, sizeof(serving));
+                c->reply = grpc_raw_byte_buffer_create(&s, 1);
+                ops[n].op = GRPC_OP_SEND_MESSAGE;
+                ops[n++].data.send_message.send_message = c->reply;
+            }
+            ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+            if (fail_mode) {
+                ops[n].data.send_status_from_server.status = GRPC_STATUS_RESOURCE_EXHAUSTED;
+                ops[n].data.send_status_from_server.status_details = &c->details;
+                ops[n].data.send_status_from_server.trailing_metadata_count = 1;
+                ops[n].data.send_status_from_server.trailing_metadata = &c->reason;
+            } else {
+                ops[n].data.send_status_from_server.status = GRPC_STATUS_OK;
+            }
+            n++;
+            ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+            ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
+            grpc_call_start_batch(c->call, ops, n, c, NULL);
         } else {
             if (c->req)
                 grpc_byte_buffer_destroy(c->req);
-            grpc_byte_buffer_destroy(c->reply);
+            if (c->reply)
+                grpc_byte_buffer_destroy(c->reply);
             grpc_metadata_array_destroy(&c->md);
             grpc_call_unref(c->call);
             free(c);
@@ -84,12 +107,13 @@ static void *echo_worker(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bare-echo PORT [THREADS]\n");
+        fprintf(stderr, "usage: bare-echo PORT [THREADS] [fail]\n");
         return 2;
     }
     int nthreads = argc > 2 ? atoi(argv[2]) : 1;
     if (nthreads < 1 || nthreads > 64)
         nthreads = 1;
+    fail_mode = argc > 3 && strcmp(argv[3], "fail") == 0;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

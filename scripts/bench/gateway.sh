@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Gateway figures on a private full stack (Postgres, Redis, store-svc,
-# game-svc, gateway), side by side with the bare C-core server in one run:
+# game-svc, gateway), each side by side in one round with the smallest C-core
+# server doing the same wire exchange, so the gateway's own cost shows apart
+# from the C core's:
 #
 #  1. the hammer path: ListGames far over one account's budget from many
-#     streams -> rejected calls per gateway CPU-second (target >= 50,000);
-#  2. a forwarded call: GetState on a warm game -> gateway CPU per call,
-#     against bare-echo's CPU per call under the same h2load load (target:
-#     within 2x), both saturated and at a fixed 16,000 calls/s (16 clients
-#     x 1,000/s; saturation adds queueing cost to a forwarder that a fixed
-#     rate below capacity does not).
+#     streams -> rejected calls per gateway CPU-second (target >= 50,000),
+#     against `bare-echo ... fail` (the core answering every call with the
+#     same RESOURCE_EXHAUSTED status, details and trailer) and plain
+#     bare-echo (an OK reply);
+#  2. a forwarded call: GetState on a warm game -> gateway CPU per call
+#     against bare-echo's CPU per call (target: within 2x) and against
+#     bare-forward (the core forwarding the same bytes to the same game-svc
+#     with nothing else), at a fixed 16,000 calls/s (16 clients x 1,000/s)
+#     and saturated (queueing adds cost to a forwarder that a fixed rate
+#     below capacity does not).
 #
 #   BUILD_DIR=build-rel scripts/bench/gateway.sh [REQUESTS] [ROUNDS]
 #
-# CPU is utime+stime of each server from /proc. Loopback only; every h2load
-# run is bounded by REQUESTS.
+# CPU is utime+stime of each server from /proc. Every server runs 2 worker
+# threads. Loopback only; every h2load run is bounded by REQUESTS.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export BUILD_DIR=${BUILD_DIR:-build-rel}
@@ -57,10 +63,18 @@ msg = b"\x08" + v
 open(sys.argv[2], "wb").write(b"\x00" + len(msg).to_bytes(4, "big") + msg)
 EOF
 
-bare_port=$(free_port)
+# The C-core peers, 2 threads each like the gateway. bare-forward sends
+# the identity metadata the gateway would add for alice.
+alice_id=$(psql -At "$PG_CONNINFO" -c "SELECT id FROM accounts WHERE handle = 'alice'")
+bare_port=$(free_port) fail_port=$(free_port) fwd_port=$(free_port)
 "$BUILD_DIR/bin/bare-echo" "$bare_port" 2 >/dev/null &
 bare_pid=$!
-stack_defer "kill $bare_pid"
+"$BUILD_DIR/bin/bare-echo" "$fail_port" 2 fail >/dev/null &
+fail_pid=$!
+"$BUILD_DIR/bin/bare-forward" "$fwd_port" "127.0.0.1:${GAME_PORTS%%,*}" /scrabble.v1.Edge/GetState \
+    /scrabble.v1.Game/GetState 2 "scrabble-account-id=$alice_id" scrabble-handle=alice >/dev/null &
+fwd_pid=$!
+stack_defer "kill $bare_pid $fail_pid $fwd_pid"
 sleep 0.5
 
 RATE_ARGS=(-c 32 -m 64 -t 2) # saturated; the fixed-rate rounds switch this
@@ -70,34 +84,56 @@ h2() { # port path body [auth] -> "rps succeeded failed"
     h2load -n "$n" "${RATE_ARGS[@]}" -d "$3" -H 'content-type: application/grpc' -H 'te: trailers' \
         "${extra[@]}" "http://127.0.0.1:$1$2" 2>&1 | awk '/finished in/ {rps=$4} /^requests:/ {ok=$8; f=$10} END {print rps, ok, f}'
 }
-measure() { # name pid port path body [auth]
+measure() { # name pid port path body [auth] -> a line; LAST_US = CPU µs per call
     local t0 t1 r
     t0=$(cpu_ticks "$2")
     r=$(h2 "$3" "$4" "$5" "${6:-}")
     t1=$(cpu_ticks "$2")
     set -- "$1" $r $((t1 - t0))
-    awk -v name="$1" -v rps="$2" -v ticks="$5" -v hz="$hz" -v n="$n" \
-        'BEGIN { cpu = ticks / hz; printf "%-22s req/s=%8.0f  cpu_s=%6.2f  calls_per_cpu_s=%8.0f  cpu_us_per_call=%6.1f\n", name, rps, cpu, n / cpu, cpu * 1e6 / n }'
+    LAST_US=$(awk -v ticks="$5" -v hz="$hz" -v n="$n" 'BEGIN { printf "%.2f", ticks / hz * 1e6 / n }')
+    awk -v name="$1" -v rps="$2" -v ok="$3" -v ticks="$5" -v hz="$hz" -v n="$n" \
+        'BEGIN { cpu = ticks / hz; printf "  %-24s req/s=%7.0f  answered=%s  cpu_s=%6.2f  calls_per_cpu_s=%7.0f  cpu_us_per_call=%6.1f\n", name, rps, ok, cpu, n / cpu, cpu * 1e6 / n }'
 }
+ratio() { awk -v a="$2" -v b="$3" -v name="$1" 'BEGIN { printf "    %s = %.2f\n", name, a / b }'; }
 
 metric() { curl -s "127.0.0.1:$GATEWAY_METRICS_PORT/metrics" | awk -v m="$1" 'index($0, m) == 1 {s += $NF} END {print s + 0}'; }
+state=$STACK_TMP/state.bin
+getstate_ok='rpc_server_calls_total{method="/scrabble.v1.Edge/GetState",code="OK"}'
 
-echo "game $game; $n calls per run, h2load -c 32 -m 64 -t 2; gateway 2 workers, bare-echo 2 threads"
+echo "game $game; $n calls per run; gateway 2 workers, every C-core peer 2 threads; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "1. hammer: ListGames over budget, h2load -c 32 -m 64 -t 2 (saturated)"
 for r in $(seq "$rounds"); do
     before=$(metric 'gateway_rate_limited_total')
-    measure "gateway hammer (list)" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/ListGames "$body_list" "$token"
+    measure "gateway ListGames" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/ListGames "$body_list" "$token"
+    gw=$LAST_US
     after=$(metric 'gateway_rate_limited_total')
     echo "    rejected by the limiter: $((after - before)) of $n"
-    before=$(metric 'rpc_server_calls_total{method="/scrabble.v1.Edge/GetState",code="OK"}')
-    measure "gateway GetState" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$STACK_TMP/state.bin" "$token"
-    after=$(metric 'rpc_server_calls_total{method="/scrabble.v1.Edge/GetState",code="OK"}')
-    echo "    forwarded and answered OK: $((after - before)) of $n"
+    # Same headers (the token too), same status, details and trailer.
+    measure "bare-echo fail" "$fail_pid" "$fail_port" /grpc.health.v1.Health/Check "$body_list" "$token"
+    fail=$LAST_US
     measure "bare-echo" "$bare_pid" "$bare_port" /grpc.health.v1.Health/Check "$body_list"
+    ratio "gateway rejection / bare-echo fail" "$gw" "$fail"
+    ratio "gateway rejection / bare-echo" "$gw" "$LAST_US"
 done
 
-echo "fixed rate: 16 clients x 1000 calls/s = 16,000 calls/s"
+forward_rounds() { # label
+    for r in $(seq "$rounds"); do
+        before=$(metric "$getstate_ok")
+        measure "gateway GetState $1" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$state" "$token"
+        gw=$LAST_US
+        after=$(metric "$getstate_ok")
+        echo "    forwarded and answered OK: $((after - before)) of $n"
+        measure "bare-forward GetState $1" "$fwd_pid" "$fwd_port" /scrabble.v1.Edge/GetState "$state"
+        fwd=$LAST_US
+        measure "bare-echo $1" "$bare_pid" "$bare_port" /grpc.health.v1.Health/Check "$body_list"
+        ratio "gateway / bare-echo (target <= 2)" "$gw" "$LAST_US"
+        ratio "gateway / bare-forward" "$gw" "$fwd"
+        ratio "bare-forward / bare-echo" "$fwd" "$LAST_US"
+    done
+}
+echo "2a. forwarded GetState at a fixed 16,000 calls/s (h2load -c 16 -m 8 -t 2 --rps=1000)"
 RATE_ARGS=(-c 16 -m 8 -t 2 --rps=1000)
-for r in $(seq "$rounds"); do
-    measure "gateway GetState @16k" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$STACK_TMP/state.bin" "$token"
-    measure "bare-echo @16k" "$bare_pid" "$bare_port" /grpc.health.v1.Health/Check "$body_list"
-done
+forward_rounds @16k
+echo "2b. forwarded GetState saturated (h2load -c 32 -m 64 -t 2)"
+RATE_ARGS=(-c 32 -m 64 -t 2)
+forward_rounds saturated
