@@ -65,6 +65,15 @@ bool solver__sig_may_spell(const solver_lexicon *lex, const uint8_t counts[27]);
  * the blank standing for d, may be the letters of a word of 7+ letters (a
  * superset, like solver__sig_may_spell).  Otherwise every letter. */
 uint32_t solver__sig_blank_letters(const solver_lexicon *lex, const uint8_t counts[27]);
+/* The same from a multiset key: the product of solver__sig_prime(c) over
+ * the letters (blanks not included; `blanks` says how many).  Move
+ * generation keeps the rack's product and multiplies in board letters,
+ * instead of counting letters again for every window. */
+typedef unsigned __int128 solver__sig_key;
+extern const uint8_t solver__sig_primes[27];
+solver__sig_key solver__sig_key_of(const uint8_t counts[27]);
+bool solver__sig_may_spell_key(const solver_lexicon *lex, solver__sig_key key, int blanks);
+uint32_t solver__sig_blank_letters_key(const solver_lexicon *lex, solver__sig_key key, int blanks);
 /* Covers magic, version, counts and every node byte, so no byte of a file
  * can change unnoticed (header_size and reserved are checked by value). */
 static inline uint64_t solver__image_checksum(const solver__file_header *h, const void *nodes)

@@ -194,6 +194,35 @@ uint32_t solver__cross_set(const solver_lexicon *lex, const uint8_t *prefix, int
                            const uint8_t *suffix, int slen)
 {
     const uint64_t *nm = lex->nm;
+    if (slen > plen) {
+        /* The GADDAG holds every word reversed (rev(suffix), the letter,
+         * rev(prefix)): walking the longer side once first leaves only the
+         * shorter one to walk per letter. */
+        uint32_t list = SOLVER__ARC(SOLVER__NM_NODE(nm[1]));
+        for (int i = slen - 1; i >= 0; i--) {
+            uint32_t k = child(nm, list, suffix[i]);
+            if (!k)
+                return 0;
+            list = SOLVER__ARC(SOLVER__NM_NODE(nm[k]));
+        }
+        if (!list)
+            return 0;
+        uint32_t mask = SOLVER__NM_MASK(nm[list]), set = 0;
+        for (uint32_t h = mask & SOLVER__ALL_LETTERS; h; h &= h - 1) {
+            unsigned t = (unsigned)__builtin_ctz(h);
+            uint32_t cur = SOLVER__NM_CHILD(nm, list, mask, t);
+            int j = plen - 1;
+            for (; j >= 0; j--) {
+                uint32_t k = child(nm, SOLVER__ARC(cur), prefix[j]);
+                if (!k)
+                    break;
+                cur = SOLVER__NM_NODE(nm[k]);
+            }
+            if (j < 0 && (cur & SOLVER__ACCEPTS))
+                set |= 1u << t;
+        }
+        return set;
+    }
     uint32_t list = SOLVER__ARC(SOLVER__NM_NODE(nm[0]));
     for (int i = 0; i < plen; i++) {
         uint32_t k = child(nm, list, prefix[i]);

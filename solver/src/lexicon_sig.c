@@ -11,12 +11,12 @@
 #include <string.h>
 
 /* Small primes for frequent letters keep the products small. */
-static const uint8_t primes[27] = {
+const uint8_t solver__sig_primes[27] = {
     0,  5,  47, 37,  31, 2,  61, 53, 59, 7,  89, 71, 19, 43, /* - a..m */
     11, 13, 41, 101, 17, 23, 3,  29, 67, 73, 83, 79, 97,     /* n..z */
 };
 
-typedef unsigned __int128 u128;
+typedef solver__sig_key u128;
 
 static uint64_t fingerprint(u128 key)
 {
@@ -60,7 +60,7 @@ static int walk(walk_t *w, uint32_t list, int depth, u128 key)
         uint32_t v = w->lex->nodes[i];
         unsigned t = SOLVER__TILE(v);
         if (t >= 1 && t <= 26 && depth < SOLVER_DIM) {
-            u128 k = key * primes[t];
+            u128 k = key * solver__sig_primes[t];
             if ((v & SOLVER__ACCEPTS) && depth + 1 >= SOLVER_RACK_MAX && add(w, fingerprint(k)))
                 return -1;
             if (walk(w, SOLVER__ARC(v), depth + 1, k))
@@ -106,33 +106,44 @@ static bool lookup(const solver_lexicon *lex, u128 key)
     }
 }
 
-bool solver__sig_may_spell(const solver_lexicon *lex, const uint8_t counts[27])
+solver__sig_key solver__sig_key_of(const uint8_t counts[27])
 {
-    if (!lex->sig || counts[0] >= 2)
-        return true; /* no table (odd graph), or two blanks: assume yes */
     u128 key = 1;
     for (int c = 1; c <= 26; c++)
         for (int k = 0; k < counts[c]; k++)
-            key *= primes[c];
-    if (counts[0] == 0)
+            key *= solver__sig_primes[c];
+    return key;
+}
+
+bool solver__sig_may_spell_key(const solver_lexicon *lex, solver__sig_key key, int blanks)
+{
+    if (!lex->sig || blanks >= 2)
+        return true; /* no table (odd graph), or two blanks: assume yes */
+    if (blanks == 0)
         return lookup(lex, key);
     for (int c = 1; c <= 26; c++)
-        if (lookup(lex, key * primes[c]))
+        if (lookup(lex, key * solver__sig_primes[c]))
             return true;
     return false;
 }
 
-uint32_t solver__sig_blank_letters(const solver_lexicon *lex, const uint8_t counts[27])
+uint32_t solver__sig_blank_letters_key(const solver_lexicon *lex, solver__sig_key key, int blanks)
 {
-    if (!lex->sig || counts[0] != 1)
+    if (!lex->sig || blanks != 1)
         return SOLVER__ALL_LETTERS;
-    u128 key = 1;
-    for (int c = 1; c <= 26; c++)
-        for (int k = 0; k < counts[c]; k++)
-            key *= primes[c];
     uint32_t set = 0;
     for (int c = 1; c <= 26; c++)
-        if (lookup(lex, key * primes[c]))
+        if (lookup(lex, key * solver__sig_primes[c]))
             set |= 1u << c;
     return set;
+}
+
+bool solver__sig_may_spell(const solver_lexicon *lex, const uint8_t counts[27])
+{
+    return solver__sig_may_spell_key(lex, solver__sig_key_of(counts), counts[0]);
+}
+
+uint32_t solver__sig_blank_letters(const solver_lexicon *lex, const uint8_t counts[27])
+{
+    return solver__sig_blank_letters_key(lex, solver__sig_key_of(counts), counts[0]);
 }

@@ -4,10 +4,13 @@
  * for down plays, each copied once into a small struct so the recursion
  * reads contiguous bytes.  From each anchor the recursion first walks left
  * (matching the reversed prefix in the GADDAG), then after the separator
- * walks right.  The left part may not place a tile on another anchor, so
- * every placement is produced from exactly one anchor: the leftmost anchor
- * it covers.  A one-tile play is reported across when it forms an across
- * word and down otherwise, so it is never listed twice.
+ * walks right; when board letters follow the anchor, the walk starts on the
+ * last of them, so they are matched before any tile is placed (gen_anchor).
+ * The left part may not place a tile on another anchor, so every placement
+ * is produced from exactly one anchor: the leftmost anchor it covers.  A
+ * one-tile play is reported across when it forms an across word and down
+ * otherwise, so it is never listed twice.  Once the rack's last blank is
+ * placed, all its designations are walked together as one set (bset_t).
  *
  * The score is accumulated on the way: main-word letter sum, word
  * multiplier, and the cross words' scores from the board's cross-score
@@ -30,8 +33,7 @@ typedef struct {
     uint8_t sq[SOLVER_DIM];
     uint8_t xscore[SOLVER_DIM];
     uint8_t lm[SOLVER_DIM], wm[SOLVER_DIM];
-    uint8_t anchor[SOLVER_DIM];
-    uint16_t anchors; /* bit j: anchor[j] */
+    uint16_t anchors; /* bit j: square j is an anchor */
     uint32_t xset[SOLVER_DIM];
 } lane_t;
 
@@ -49,8 +51,10 @@ typedef struct {
     const uint8_t *values;
     const lane_t *lane;
     int dir, lane_idx;
-    int anchor, leftmost;
-    bool right_clear; /* the square after the anchor is empty or off the board */
+    /* The walk starts at `anchor`: the anchor square (anchor_sq) or, when
+     * board letters follow it, the last of them (see gen_anchor). */
+    int anchor, anchor_sq, leftmost;
+    uint32_t left_block; /* squares the left part may not take: other anchors */
     int placed;
     uint8_t rack[27];
     uint32_t rack_mask; /* letters playable now: nat_mask, or all if a blank is left */
@@ -71,6 +75,8 @@ typedef struct {
      * one blank: then only letters that let rack and joined board letters
      * of one of the anchor's seven-tile windows be a word (bingo_blank). */
     uint32_t blank_ok, bingo_blank;
+    int blank_pos;            /* square of the blank placed in set mode (see bset_t) */
+    solver__sig_key rack_key; /* top-N: signature key of the rack's letters */
     /* sink */
     solver_move *out;
     size_t cap, count, heap_n, top;
@@ -159,7 +165,7 @@ static void emit(gen_t *g, const solver_move *m)
 
 static void record(gen_t *g, int start, int end, int main_sum, int wmul, int cross)
 {
-    if (g->dir == SOLVER_DOWN && g->placed == 1 && !(g->lane->xset[g->anchor] & SOLVER__TRIVIAL))
+    if (g->dir == SOLVER_DOWN && g->placed == 1 && !(g->lane->xset[g->anchor_sq] & SOLVER__TRIVIAL))
         return; /* one tile forming an across word: reported across */
     int32_t score =
         main_sum * wmul + cross + (g->placed == SOLVER_RACK_MAX ? SOLVER_BINGO_BONUS : 0);
@@ -190,6 +196,28 @@ static void go_left(gen_t *g, int pos, uint32_t list, int main_sum, int wmul, in
 static void go_right(gen_t *g, int pos, uint32_t list, int main_sum, int wmul, int cross);
 static void go_left_blank(gen_t *g, int pos, uint32_t list, int main_sum, int wmul, int cross);
 static void go_right_blank(gen_t *g, int pos, uint32_t list, int main_sum, int wmul, int cross);
+
+/* ---- the last blank: all designations walked at once -------------------
+ * A blank scores 0 whatever it stands for, so every play that differs only
+ * in the blank's letter has the same score.  Walking each designation as
+ * its own branch (26 subtrees, nine tenths of the search on blank racks)
+ * repeats the same squares, tiles and scores.  Once the rack's last blank
+ * is placed, the walk goes on with the set of graph positions of all its
+ * designations instead: a tile or board letter keeps the members that can
+ * follow it, and a play is recorded once per member that ends a word.  The
+ * moves found are exactly the same; only the number of steps falls. */
+typedef struct {
+    int n;
+    uint32_t have;     /* union of the members' masks */
+    uint32_t idx[26];  /* sibling list (go_set) or node (after_set) */
+    uint32_t mask[26]; /* go_set: the list's tile mask */
+    uint8_t des[26];   /* the blank's letter */
+} bset_t;
+
+static void go_set_left(gen_t *g, int pos, const bset_t *S, int main_sum, int wmul, int cross);
+static void go_set_right(gen_t *g, int pos, const bset_t *S, int main_sum, int wmul, int cross);
+static void after_set(gen_t *g, int pos, const bset_t *N, int main_sum, int wmul, int cross,
+                      bool left);
 
 /* Top-N: can no completion of the current partial play (r = tiles left)
  * reach the N-th best score, given what R says the rest may add? */
@@ -226,12 +254,14 @@ static inline __attribute__((always_inline)) void after(gen_t *g, int pos, uint3
     const lane_t *L = g->lane;
     uint32_t arc = SOLVER__ARC(node);
     if (left) {
-        bool left_clear = pos == 0 || !L->sq[pos - 1];
-        if ((node & SOLVER__ACCEPTS) && left_clear && g->right_clear)
+        /* Nothing is placed yet while the walk is still on the board
+         * letters after the anchor: no play ends there. */
+        bool left_clear = (pos == 0 || !L->sq[pos - 1]) && g->placed;
+        if ((node & SOLVER__ACCEPTS) && left_clear)
             record(g, pos, g->anchor, main_sum, wmul, cross);
         if (!arc)
             return;
-        if (pos > 0 && (L->sq[pos - 1] || !L->anchor[pos - 1]) && worth(g, pos - 1, arc))
+        if (pos > 0 && !((g->left_block >> (pos - 1)) & 1) && worth(g, pos - 1, arc))
             (blanks ? go_left_blank : go_left)(g, pos - 1, arc, main_sum, wmul, cross);
         if (left_clear && g->anchor < SOLVER_DIM - 1) {
             uint32_t sep = SOLVER__NM_NODE(g->nm[arc]);
@@ -280,11 +310,49 @@ static inline __attribute__((always_inline)) void go(gen_t *g, int pos, uint32_t
     bool has_cross = !(xs & SOLVER__TRIVIAL);
     int xsc = L->xscore[pos];
     g->placed++;
+    if (blanks && g->rack[0] == 1) {
+        /* The last blank: its designations as one set (bset_t). */
+        uint32_t d = cand & g->blank_ok;
+        if (d) {
+            bset_t N;
+            N.n = 0;
+            for (; d; d &= d - 1) {
+                unsigned t = (unsigned)__builtin_ctz(d);
+                N.idx[N.n] = SOLVER__NM_CHILD(nm, list, have, t);
+                N.des[N.n++] = (uint8_t)(t | SOLVER_BLANK);
+            }
+            g->rack[0] = 0;
+            g->rack_mask = g->nat_mask;
+            int saved = g->blank_pos;
+            g->blank_pos = pos;
+            after_set(g, pos, &N, main_sum, wmul * wm, has_cross ? cross + xsc * wm : cross, left);
+            g->blank_pos = saved;
+            g->rack[0] = 1;
+            g->rack_mask = SOLVER__ALL_LETTERS;
+        }
+        cand &= g->nat_mask;
+        if (!cand) {
+            g->placed--;
+            return;
+        }
+    }
     do {
         unsigned t = (unsigned)__builtin_ctz(cand);
         cand &= cand - 1;
         uint32_t node = SOLVER__NM_CHILD(nm, list, have, t);
-        if (g->rack[t]) {
+        if (!blanks) {
+            /* Without a blank every candidate is a rack tile, and only
+             * rack_mask needs to follow the counts (nat_mask is read by the
+             * blank copies only, which are never below this one). */
+            int v = g->values[t] * lm;
+            if (--g->rack[t] == 0)
+                g->rack_mask &= ~(1u << t);
+            g->cur[pos] = (uint8_t)t;
+            after(g, pos, node, main_sum + v, wmul * wm, has_cross ? cross + (xsc + v) * wm : cross,
+                  left, blanks);
+            if (g->rack[t]++ == 0)
+                g->rack_mask |= 1u << t;
+        } else if (g->rack[t]) {
             int v = g->values[t] * lm;
             if (--g->rack[t] == 0) {
                 g->nat_mask &= ~(1u << t);
@@ -300,7 +368,7 @@ static inline __attribute__((always_inline)) void go(gen_t *g, int pos, uint32_t
                     g->rack_mask = g->nat_mask;
             }
         }
-        if (blanks && g->rack[0] && ((g->blank_ok >> t) & 1)) {
+        if (blanks && g->rack[0] > 1 && ((g->blank_ok >> t) & 1)) {
             if (--g->rack[0] == 0)
                 g->rack_mask = g->nat_mask;
             g->cur[pos] = (uint8_t)(t | SOLVER_BLANK);
@@ -333,6 +401,200 @@ static void go_right_blank(gen_t *g, int pos, uint32_t list, int main_sum, int w
     go(g, pos, list, main_sum, wmul, cross, false, true);
 }
 
+/* Keep the members of S (sibling lists) that have tile t, as the child
+ * nodes. */
+static inline __attribute__((always_inline)) void set_child(const uint64_t *nm, const bset_t *S,
+                                                            unsigned t, bset_t *N)
+{
+    int n = 0;
+    for (int i = 0; i < S->n; i++) {
+        uint32_t m = S->mask[i];
+        if ((m >> t) & 1) {
+            N->idx[n] = SOLVER__NM_CHILD(nm, S->idx[i], m, t);
+            N->des[n++] = S->des[i];
+        }
+    }
+    N->n = n;
+}
+
+static inline __attribute__((always_inline)) bool worth_set(const gen_t *g, int pos,
+                                                            const bset_t *S)
+{
+    const lane_t *L = g->lane;
+    uint8_t sq = L->sq[pos];
+    if (sq)
+        return (S->have >> SOLVER_LETTER(sq)) & 1;
+    return g->placed < g->kmax && (L->xset[pos] & g->rack_mask & S->have);
+}
+
+/* Record the play once per member of N that ends a word. */
+static void record_set(gen_t *g, const bset_t *N, int start, int end, int main_sum, int wmul,
+                       int cross)
+{
+    for (int i = 0; i < N->n; i++)
+        if (N->idx[i] & SOLVER__ACCEPTS) {
+            g->cur[g->blank_pos] = N->des[i];
+            record(g, start, end, main_sum, wmul, cross);
+        }
+}
+
+static inline __attribute__((always_inline)) void
+go_set(gen_t *g, int pos, const bset_t *S, int main_sum, int wmul, int cross, const bool left)
+{
+    const lane_t *L = g->lane;
+    const uint64_t *nm = g->nm;
+    uint8_t sq = L->sq[pos];
+    bset_t N;
+    if (sq) {
+        unsigned t = SOLVER_LETTER(sq);
+        set_child(nm, S, t, &N);
+        g->cur[pos] = sq | SOLVER_THROUGH;
+        int v = (sq & SOLVER_BLANK) ? 0 : g->values[t];
+        after_set(g, pos, &N, main_sum + v, wmul, cross, left);
+        return;
+    }
+    uint32_t xs = L->xset[pos];
+    uint32_t cand = xs & g->rack_mask & S->have;
+    int lm = L->lm[pos], wm = L->wm[pos];
+    bool has_cross = !(xs & SOLVER__TRIVIAL);
+    int xsc = L->xscore[pos];
+    g->placed++;
+    do {
+        unsigned t = (unsigned)__builtin_ctz(cand);
+        cand &= cand - 1;
+        set_child(nm, S, t, &N);
+        int v = g->values[t] * lm;
+        if (--g->rack[t] == 0)
+            g->rack_mask = g->nat_mask &= ~(1u << t);
+        g->cur[pos] = (uint8_t)t;
+        after_set(g, pos, &N, main_sum + v, wmul * wm, has_cross ? cross + (xsc + v) * wm : cross,
+                  left);
+        if (g->rack[t]++ == 0)
+            g->rack_mask = g->nat_mask |= 1u << t;
+    } while (cand);
+    g->placed--;
+}
+
+static void go_set_left(gen_t *g, int pos, const bset_t *S, int main_sum, int wmul, int cross)
+{
+    go_set(g, pos, S, main_sum, wmul, cross, true);
+}
+
+static void go_set_right(gen_t *g, int pos, const bset_t *S, int main_sum, int wmul, int cross)
+{
+    go_set(g, pos, S, main_sum, wmul, cross, false);
+}
+
+/* A set of one: the blank's letter is settled, and the blank-free walk
+ * goes on (the rack holds no blank any more). */
+static void after_one_left(gen_t *g, int pos, uint32_t node, int main_sum, int wmul, int cross)
+{
+    after(g, pos, node, main_sum, wmul, cross, true, false);
+}
+
+static void after_one_right(gen_t *g, int pos, uint32_t node, int main_sum, int wmul, int cross)
+{
+    after(g, pos, node, main_sum, wmul, cross, false, false);
+}
+
+/* After matching the tile at pos: N holds the members' nodes.  Mirrors
+ * after(). */
+static void after_set(gen_t *g, int pos, const bset_t *N, int main_sum, int wmul, int cross,
+                      bool left)
+{
+    const lane_t *L = g->lane;
+    const uint64_t *nm = g->nm;
+    if (N->n <= 1) {
+        if (N->n == 1) {
+            g->cur[g->blank_pos] = N->des[0];
+            (left ? after_one_left : after_one_right)(g, pos, N->idx[0], main_sum, wmul, cross);
+        }
+        return;
+    }
+    bset_t A;
+    if (left) {
+        /* The blank is placed, so a play ends here whenever the square
+         * before is empty. */
+        if (pos == 0 || !L->sq[pos - 1])
+            record_set(g, N, pos, g->anchor, main_sum, wmul, cross);
+    } else if (pos == SOLVER_DIM - 1 || !L->sq[pos + 1]) {
+        record_set(g, N, g->leftmost, pos, main_sum, wmul, cross);
+    }
+    /* Members that go on: their child lists. */
+    A.n = 0;
+    A.have = 0;
+    for (int i = 0; i < N->n; i++) {
+        uint32_t arc = SOLVER__ARC(N->idx[i]);
+        if (arc) {
+            uint32_t m = SOLVER__NM_MASK(nm[arc]);
+            A.idx[A.n] = arc;
+            A.mask[A.n] = m;
+            A.des[A.n++] = N->des[i];
+            A.have |= m;
+        }
+    }
+    if (!A.n)
+        return;
+    if (!left) {
+        if (pos < SOLVER_DIM - 1 && worth_set(g, pos + 1, &A))
+            go_set_right(g, pos + 1, &A, main_sum, wmul, cross);
+        return;
+    }
+    if (pos > 0 && !((g->left_block >> (pos - 1)) & 1) && worth_set(g, pos - 1, &A))
+        go_set_left(g, pos - 1, &A, main_sum, wmul, cross);
+    bool left_clear = pos == 0 || !L->sq[pos - 1];
+    /* The bound first: it costs no graph reads, and it fails most often. */
+    if (left_clear && g->anchor < SOLVER_DIM - 1 && (A.have & 1u << SOLVER__SEP) &&
+        !hopeless(g, &g->right, main_sum, wmul, cross)) {
+        /* The separator is the first tile of a list when present. */
+        bset_t B;
+        B.n = 0;
+        B.have = 0;
+        for (int i = 0; i < A.n; i++) {
+            if (!(A.mask[i] & 1u << SOLVER__SEP))
+                continue;
+            uint32_t arc = SOLVER__ARC(SOLVER__NM_NODE(nm[A.idx[i]]));
+            if (arc) {
+                uint32_t m = SOLVER__NM_MASK(nm[arc]);
+                B.idx[B.n] = arc;
+                B.mask[B.n] = m;
+                B.des[B.n++] = A.des[i];
+                B.have |= m;
+            }
+        }
+        if (B.n && worth_set(g, g->anchor + 1, &B)) {
+            int saved = g->leftmost;
+            g->leftmost = pos;
+            go_set_right(g, g->anchor + 1, &B, main_sum, wmul, cross);
+            g->leftmost = saved;
+        }
+    }
+}
+
+/* Letter and word premiums of row i (and, the layout being symmetric,
+ * column i), as solver__layout says; written out so building the lanes
+ * copies them instead of decoding the layout square by square. */
+static const uint8_t premium_lm[SOLVER_DIM][SOLVER_DIM] = {
+    {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1}, {1, 1, 1, 1, 1, 3, 1, 1, 1, 3, 1, 1, 1, 1, 1},
+    {1, 1, 1, 1, 1, 1, 2, 1, 2, 1, 1, 1, 1, 1, 1}, {2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2},
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 3, 1, 1, 1, 3, 1, 1, 1, 3, 1, 1, 1, 3, 1},
+    {1, 1, 2, 1, 1, 1, 2, 1, 2, 1, 1, 1, 2, 1, 1}, {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1},
+    {1, 1, 2, 1, 1, 1, 2, 1, 2, 1, 1, 1, 2, 1, 1}, {1, 3, 1, 1, 1, 3, 1, 1, 1, 3, 1, 1, 1, 3, 1},
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2},
+    {1, 1, 1, 1, 1, 1, 2, 1, 2, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 3, 1, 1, 1, 3, 1, 1, 1, 1, 1},
+    {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1},
+};
+static const uint8_t premium_wm[SOLVER_DIM][SOLVER_DIM] = {
+    {3, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 3}, {1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1},
+    {1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1}, {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1},
+    {1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {3, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 3},
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1}, {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1},
+    {1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1}, {1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1},
+    {3, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 3},
+};
+
 /* Lanes for both directions.  The premium layout is symmetric about the
  * main diagonal, so column i has the premiums of row i and one table serves
  * both directions.  Anchors (empty squares next to a tile) come from row
@@ -357,34 +619,73 @@ static void build_lanes(const solver_board *b, lane_t lanes[2][SOLVER_DIM])
         memcpy(A->sq, b->sq + i * SOLVER_DIM, SOLVER_DIM);
         memcpy(A->xset, b->xset[SOLVER_ACROSS] + i * SOLVER_DIM, sizeof A->xset);
         memcpy(A->xscore, b->xscore[SOLVER_ACROSS] + i * SOLVER_DIM, SOLVER_DIM);
+        memcpy(A->lm, premium_lm[i], SOLVER_DIM);
+        memcpy(A->wm, premium_wm[i], SOLVER_DIM);
+        memcpy(D->lm, premium_lm[i], SOLVER_DIM);
+        memcpy(D->wm, premium_wm[i], SOLVER_DIM);
         A->anchors = (uint16_t)anch[i];
         D->anchors = 0;
         for (int j = 0; j < SOLVER_DIM; j++) {
             int s = solver__sq(j, i);
-            A->lm[j] = D->lm[j] = (uint8_t)solver__lm(solver__sq(i, j));
-            A->wm[j] = D->wm[j] = (uint8_t)solver__wm(solver__sq(i, j));
-            A->anchor[j] = (uint8_t)((anch[i] >> j) & 1);
             D->sq[j] = b->sq[s];
             D->xset[j] = b->xset[SOLVER_DOWN][s];
             D->xscore[j] = b->xscore[SOLVER_DOWN][s];
-            D->anchor[j] = (uint8_t)((anch[j] >> i) & 1);
-            D->anchors |= (uint16_t)(D->anchor[j] << j);
+            D->anchors |= (uint16_t)(((anch[j] >> i) & 1) << j);
         }
     }
 }
 
+/* The last square of the run of board letters right after anchor a, or a. */
+static inline int walk_start(const lane_t *L, int a)
+{
+    int s = a;
+    while (s < SOLVER_DIM - 1 && L->sq[s + 1])
+        s++;
+    return s;
+}
+
+/* Plays whose leftmost covered anchor is a.  When board letters follow the
+ * anchor, every such play contains them, so the GADDAG walk starts on the
+ * last of them (the split of the word after it) and matches them, reversed,
+ * before the first tile is placed on the anchor: the reversed prefixes
+ * walked from there are only those that can precede these letters.  Started
+ * on the anchor, the walk would go through every reversed prefix the rack
+ * allows and meet the letters only after the separator. */
 static void gen_anchor(gen_t *g, const lane_t *L, int dir, int lane_idx, int a)
 {
+    int start = walk_start(L, a);
+    uint32_t root = SOLVER__ARC(SOLVER__NM_NODE(g->nm[1]));
     g->lane = L;
     g->dir = dir;
     g->lane_idx = lane_idx;
-    g->anchor = a;
+    g->anchor = start;
+    g->anchor_sq = a;
     g->leftmost = a;
-    g->right_clear = a == SOLVER_DIM - 1 || !L->sq[a + 1];
+    g->left_block = L->anchors & ~(1u << a);
     /* An anchor no rack letter fits (cross-set, graph) yields nothing. */
-    if (!worth(g, a, SOLVER__ARC(SOLVER__NM_NODE(g->nm[1]))))
+    if (!worth(g, a, root) || !worth(g, start, root))
         return;
-    (g->rack[0] ? go_left_blank : go_left)(g, a, SOLVER__ARC(SOLVER__NM_NODE(g->nm[1])), 0, 1, 0);
+    (g->rack[0] ? go_left_blank : go_left)(g, start, root, 0, 1, 0);
+}
+
+/* Sums over the squares of a window (anchor_bounds): tiles, word
+ * multiplier, cross words' board letters, and how many letter premiums are
+ * >= 2, >= 3 and cross coefficients >= 1, 2, 3. */
+typedef struct {
+    int k, w, c, lm2, lm3, x1, x2, x3;
+} acc_t;
+
+static inline void acc_add(acc_t *s, const lane_t *L, int j)
+{
+    int lm = L->lm[j], x = 0;
+    s->k++;
+    s->w *= L->wm[j];
+    if (!(L->xset[j] & SOLVER__TRIVIAL)) {
+        x = lm * L->wm[j];
+        s->c += L->xscore[j] * L->wm[j];
+    }
+    s->lm2 += lm >= 2, s->lm3 += lm >= 3;
+    s->x1 += x >= 1, s->x2 += x >= 2, s->x3 += x >= 3;
 }
 
 /* Upper bounds on the score of plays from anchor a, by number of new tiles:
@@ -393,13 +694,14 @@ static void gen_anchor(gen_t *g, const lane_t *L, int dir, int lane_idx, int a)
  * k empty squares from l (plays stop before a square no rack tile may take),
  * so for each l and k the squares, the word multiplier, the board letters
  * joined and the cross words are known; only the letters are not.  Their
- * part is bounded twice and the smaller bound kept: each square's best
- * admissible rack value times its coefficient, and the rack's highest
- * values paired with the highest coefficients.  The pairing is bounded
- * separately for the letter premiums (main word) and the cross-word
- * coefficients; since both are 1..3, pairing the sorted values with them is
- * a sum of prefix sums (S[i] = the i highest rack values): the letter part
- * is S[k] + S[#lm >= 2] + S[#lm >= 3], and likewise for the cross part.
+ * part is bounded by the rack's highest values paired with the highest
+ * coefficients, separately for the letter premiums (main word) and the
+ * cross-word coefficients; since both are 1..3, pairing the sorted values
+ * with them is a sum of prefix sums (S[i] = the i highest rack values): the
+ * letter part is S[k] + S[#lm >= 2] + S[#lm >= 3], and likewise for the
+ * cross part.  (A second bound, each square's best admissible value times
+ * its coefficient, was also taken until the fourth round: it was seldom the
+ * smaller one, and computing it cost more than the searches it saved.)
  * The bingo bonus is left to the caller, which checks the seven-tile
  * windows reported in *seven. */
 static void anchor_bounds(const lane_t *L, int a, const int *S, int n, const uint8_t *vbest,
@@ -416,42 +718,35 @@ static void anchor_bounds(const lane_t *L, int a, const int *S, int n, const uin
     for (int p = a - 1, room = n - 1; p >= 0; p--) {
         if (L->sq[p])
             continue;
-        if (room == 0 || L->anchor[p] || vbest[p] == 0xff)
+        if (room == 0 || ((L->anchors >> p) & 1) || vbest[p] == 0xff)
             break;
         room--;
         lo = p;
     }
+    /* The squares left of the anchor are the same for every window that
+     * starts further left, so their sums grow by one square per leftmost
+     * square instead of being walked again for each. */
+    acc_t left = {.w = 1};
+    int left_after = 0; /* board letters after each tile left of the anchor */
     for (int l = a; l >= lo; l--) {
         if (L->sq[l])
             continue;
-        int joined = run_before[l]; /* board letters of the word: left of l, then passed */
-        int k = 0, wmul = 1, consts = 0, sum_vl = 0, sum_vx = 0;
-        int n_lm2 = 0, n_lm3 = 0, n_x1 = 0, n_x2 = 0, n_x3 = 0;
-        for (int j = l; j < SOLVER_DIM && k < n; j++) {
+        if (l < a) {
+            acc_add(&left, L, l);
+            left_after += run_after[l];
+        }
+        acc_t x = left;
+        int joined = run_before[l] + left_after; /* board letters of the word so far */
+        for (int j = a; j < SOLVER_DIM && x.k < n; j++) {
             if (L->sq[j])
                 continue; /* counted in run_after of the square before */
             if (vbest[j] == 0xff)
                 break; /* no rack tile may go here: plays from l stop before it */
-            k++;
-            int lm = L->lm[j], x = 0;
-            wmul *= L->wm[j];
-            if (!(L->xset[j] & SOLVER__TRIVIAL)) {
-                x = lm * L->wm[j];
-                consts += L->xscore[j] * L->wm[j];
-            }
-            sum_vl += vbest[j] * lm;
-            sum_vx += vbest[j] * x;
-            n_lm2 += lm >= 2, n_lm3 += lm >= 3;
-            n_x1 += x >= 1, n_x2 += x >= 2, n_x3 += x >= 3;
+            acc_add(&x, L, j);
+            int k = x.k, wmul = x.w;
             int after = run_after[j]; /* board letters right after the k-th tile */
-            if (j < a) {
-                joined += after; /* passed by the plays with more tiles */
-                continue;        /* k tiles from l do not reach the anchor */
-            }
-            int paired = wmul * (S[k] + S[n_lm2] + S[n_lm3]) + S[n_x1] + S[n_x2] + S[n_x3];
-            int per_square = wmul * sum_vl + sum_vx;
-            int bound =
-                (joined + after) * wmul + consts + (paired < per_square ? paired : per_square);
+            int paired = wmul * (S[k] + S[x.lm2] + S[x.lm3]) + S[x.x1] + S[x.x2] + S[x.x3];
+            int bound = (joined + after) * wmul + x.c + paired;
             if (bound > bk[k])
                 bk[k] = bound;
             joined += after;
@@ -479,68 +774,50 @@ typedef struct {
  * word (lexicon signatures, which ignore order, so "maybe" is the safe
  * answer).  Answers are cached per set of joined board letters. */
 typedef struct {
-    uint64_t key[32]; /* board letters joined, sorted and packed */
+    solver__sig_key key[32]; /* board letters joined (product of their primes) */
     bool may[32];
     int n;
 } bingo_cache;
 
-static bool window_may_bingo(const gen_t *g, const solver_lexicon *lex, bingo_cache *bc,
-                             const uint8_t *through, int nt)
-{
-    uint8_t t[SOLVER_DIM];
-    memcpy(t, through, (size_t)nt);
-    for (int i = 1; i < nt; i++) /* insertion sort: at most 8 letters */
-        for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-            uint8_t x = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = x;
-        }
-    uint64_t key = (uint64_t)(nt + 1) << 59;
-    for (int i = 0; i < nt; i++)
-        key |= (uint64_t)t[i] << (5 * i);
-    for (int i = 0; i < bc->n; i++)
-        if (bc->key[i] == key)
-            return bc->may[i];
-    uint8_t counts[27];
-    memcpy(counts, g->rack, sizeof counts);
-    for (int i = 0; i < nt; i++)
-        counts[t[i]]++;
-    bool may = solver__sig_may_spell(lex, counts);
-    if (bc->n < 32) {
-        bc->key[bc->n] = key;
-        bc->may[bc->n++] = may;
-    }
-    return may;
-}
-
-/* Could the whole rack make a word on the seven-tile window whose leftmost
- * tile is at l (the first seven empty squares from l), together with the
- * board letters it joins? */
 /* The board letters a seven-tile play whose leftmost tile is at l joins
- * (the window is the first seven empty squares from l); returns how many. */
-static int window_letters(const lane_t *L, int l, uint8_t through[SOLVER_DIM])
+ * (the window is the first seven empty squares from l), as a signature
+ * key: the product of their primes, which does not depend on their order,
+ * so it serves as the cache key too. */
+static solver__sig_key window_key(const lane_t *L, int l)
 {
     int k = 0, e = l;
     for (; k < SOLVER_RACK_MAX; e++)
         k += !L->sq[e];
     e--; /* last new tile */
-    int s0 = l, nt = 0;
+    int s0 = l;
     while (s0 > 0 && L->sq[s0 - 1])
         s0--;
     while (e < SOLVER_DIM - 1 && L->sq[e + 1])
         e++;
+    solver__sig_key key = 1;
     for (int j = s0; j <= e; j++)
         if (L->sq[j])
-            through[nt++] = SOLVER_LETTER(L->sq[j]);
-    return nt;
+            key *= solver__sig_primes[SOLVER_LETTER(L->sq[j])];
+    return key;
 }
 
+/* Could the whole rack make a word on the seven-tile window whose leftmost
+ * tile is at l, together with the board letters it joins?  g->rack_key is
+ * the product for the rack's letters.  Answers are cached per set of board
+ * letters. */
 static bool window_bingo(const gen_t *g, const solver_lexicon *lex, bingo_cache *bc,
                          const lane_t *L, int l)
 {
-    uint8_t through[SOLVER_DIM];
-    int nt = window_letters(L, l, through);
-    return window_may_bingo(g, lex, bc, through, nt);
+    solver__sig_key key = window_key(L, l);
+    for (int i = 0; i < bc->n; i++)
+        if (bc->key[i] == key)
+            return bc->may[i];
+    bool may = solver__sig_may_spell_key(lex, g->rack_key * key, g->rack[0]);
+    if (bc->n < 32) {
+        bc->key[bc->n] = key;
+        bc->may[bc->n++] = may;
+    }
+    return may;
 }
 
 /* bingo_blank for an anchor whose seven-tile windows start at the squares
@@ -549,14 +826,9 @@ static uint32_t bingo_blank_letters(const gen_t *g, const solver_lexicon *lex, c
                                     uint32_t seven)
 {
     uint32_t set = 0;
-    for (; seven; seven &= seven - 1) {
-        uint8_t through[SOLVER_DIM], counts[27];
-        int nt = window_letters(L, __builtin_ctz(seven), through);
-        memcpy(counts, g->rack, sizeof counts);
-        for (int i = 0; i < nt; i++)
-            counts[through[i]]++;
-        set |= solver__sig_blank_letters(lex, counts);
-    }
+    for (; seven; seven &= seven - 1)
+        set |= solver__sig_blank_letters_key(lex, g->rack_key * window_key(L, __builtin_ctz(seven)),
+                                             g->rack[0]);
     return set;
 }
 
@@ -687,6 +959,8 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
                     }
                 vbest[dir][i][j] = (uint8_t)v;
             }
+    /* Signature key of the rack's letters, for the bingo windows. */
+    g->rack_key = n == SOLVER_RACK_MAX ? solver__sig_key_of(rack->counts) : 1;
     int S[SOLVER_RACK_MAX + 1] = {0};
     for (int k = 1; k <= SOLVER_RACK_MAX; k++)
         S[k] = S[k - 1] + (k <= n ? vals[k - 1] : 0);
@@ -769,7 +1043,7 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
         key_sift_down(order, left - 1, 0);
         const lane_t *L = &lanes[x->dir][x->lane];
         const uint8_t *vb = vbest[x->dir][x->lane];
-        reach(L, vb, dist->value, x->anchor + 1, &g->right);
+        reach(L, vb, dist->value, walk_start(L, x->anchor) + 1, &g->right);
         g->bingo_bonus = x->bingo ? SOLVER_BINGO_BONUS : 0;
         g->bingo_blank = x->bingo && rack->counts[0] == 1 ? bingo_blank_letters(g, lex, L, x->seven)
                                                           : SOLVER__ALL_LETTERS;
@@ -814,7 +1088,7 @@ size_t solver_gen(const solver_board *b, const solver_lexicon *lex, const solver
             for (int dir = 0; dir < 2; dir++)
                 for (int i = 0; i < SOLVER_DIM; i++)
                     for (int a = 0; a < SOLVER_DIM; a++)
-                        if (lanes[dir][i].anchor[a])
+                        if ((lanes[dir][i].anchors >> a) & 1)
                             gen_anchor(&g, &lanes[dir][i], dir, i, a);
         } else {
             gen_best(&g, lanes, lex, dist, rack, b->ntiles == 0);

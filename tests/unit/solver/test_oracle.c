@@ -231,6 +231,19 @@ static void test_tiny_lexicon_blanks(void **state)
         solver_rack_parse(&r, racks[i]);
         check_position(&b, lex, &ow, &r, 10 + i, &total);
     }
+    /* Runs of board letters right after anchors, where the walk starts on
+     * the run's last letter instead of the anchor: a one-square gap between
+     * two runs (row 4: "ab.ba"), a run ending on the right edge (row 9,
+     * columns 13-14), and a column with the same shapes (column 2). */
+    static const int runs[][3] = {{4, 3, 1},  {4, 4, 2},  {4, 6, 2},  {4, 7, 1}, {9, 13, 4},
+                                  {9, 14, 1}, {11, 2, 1}, {12, 2, 1}, {14, 2, 4}};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++)
+        solver_board_place(&b, lex, runs[i][0], runs[i][1], (uint8_t)runs[i][2]);
+    for (int i = 0; i < 5; i++) {
+        solver_rack r;
+        solver_rack_parse(&r, racks[i]);
+        check_position(&b, lex, &ow, &r, 20 + i, &total);
+    }
     free(ow.w);
     solver_lexicon_free(lex);
     free(img);
