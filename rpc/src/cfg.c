@@ -52,29 +52,57 @@ static int cfg__env_name(const char *prefix, const char *name, char *buf, size_t
     return 0;
 }
 
-int cfg_parse_duration(const char *s, long long *ms)
+int cfg_parse_duration_us(const char *s, long long *us)
 {
+    /* Digits with at most one '.', then a unit or nothing (milliseconds).
+     * Parsed by hand: strtod would take "1e3", "inf", "0x10", " 1". */
+    static const struct {
+        const char *name;
+        long long us;
+    } units[] = {{"", 1000},        {"us", 1},           {"ms", 1000},        {"s", 1000000},
+                 {"m", 60000000LL}, {"h", 3600000000LL}, {"d", 86400000000LL}};
     if (s == NULL || !isdigit((unsigned char)s[0]))
         return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE)
-        return -1;
-    unsigned long long mult;
-    if (strcmp(end, "") == 0 || strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "s") == 0)
-        mult = 1000;
-    else if (strcmp(end, "m") == 0)
-        mult = 60ULL * 1000;
-    else if (strcmp(end, "h") == 0)
-        mult = 3600ULL * 1000;
-    else
-        return -1;
-    if (v > (unsigned long long)LLONG_MAX / mult)
-        return -1;
-    *ms = (long long)(v * mult);
+    unsigned long long whole = 0, frac = 0, frac_div = 1;
+    const char *p = s;
+    for (; isdigit((unsigned char)*p); p++) {
+        if (whole > (ULLONG_MAX - 9) / 10)
+            return -1;
+        whole = whole * 10 + (unsigned)(*p - '0');
+    }
+    if (*p == '.') {
+        if (!isdigit((unsigned char)p[1]))
+            return -1;
+        /* Six fraction digits: a microsecond of a second; more are
+         * ignored (and keep frac * mult below overflow for every unit). */
+        for (p++; isdigit((unsigned char)*p); p++) {
+            if (frac_div < 1000000) {
+                frac = frac * 10 + (unsigned)(*p - '0');
+                frac_div *= 10;
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(p, units[i].name) != 0)
+            continue;
+        unsigned long long mult = (unsigned long long)units[i].us;
+        if (whole > (unsigned long long)LLONG_MAX / mult)
+            return -1;
+        unsigned long long v = whole * mult + frac * mult / frac_div;
+        if (v > (unsigned long long)LLONG_MAX)
+            return -1;
+        *us = (long long)v;
+        return 0;
+    }
+    return -1;
+}
+
+int cfg_parse_duration(const char *s, long long *ms)
+{
+    long long us;
+    if (cfg_parse_duration_us(s, &us) != 0 || us % 1000 != 0)
+        return -1; /* finer than these options can hold: say so, do not round */
+    *ms = us / 1000;
     return 0;
 }
 

@@ -74,8 +74,14 @@ int cfg_load(const cfg_table *tables, size_t ntables, const char *env_prefix, co
 void cfg_usage(FILE *out, const char *prog, const cfg_table *tables, size_t ntables,
                const char *env_prefix);
 
-/* Parses a duration like "250ms", "2s", "4m", "1h", "1500" (ms). Returns 0
- * and *ms, or -1. */
+/* Parses a duration: a number, maybe with a fraction, and a unit — us, ms,
+ * s, m, h or d — or none for milliseconds: "250ms", "9.5ms", "9500us",
+ * "2s", "1.5h", "30d", "1500". Returns 0 and *us, or -1. */
+int cfg_parse_duration_us(const char *s, long long *us);
+
+/* The same in whole milliseconds (CFG_DURATION options): a duration with a
+ * part finer than a millisecond is refused, not rounded. Returns 0 and
+ * *ms, or -1. */
 int cfg_parse_duration(const char *s, long long *ms);
 
 /* The options of rpc_server_config (listen, metrics-listen, workers,

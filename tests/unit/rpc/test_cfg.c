@@ -283,18 +283,23 @@ static void test_parse_duration(void **state)
         const char *s;
         long long ms;
     } ok[] = {
-        {"0", 0},       {"1500", 1500},  {"250ms", 250}, {"2s", 2000},
-        {"4m", 240000}, {"1h", 3600000}, {"0s", 0},      {"24h", 86400000},
+        {"0", 0},       {"1500", 1500},  {"250ms", 250},   {"2s", 2000},
+        {"4m", 240000}, {"1h", 3600000}, {"0s", 0},        {"24h", 86400000},
+        {"1.5s", 1500}, {"2000us", 2},   {"1d", 86400000}, {"0.25h", 900000},
     };
     static const char *const bad[] = {"",
                                       "ms",
                                       "-1",
                                       "+1",
-                                      "1.5s",
+                                      "1.5ms", /* finer than a millisecond */
+                                      "500us",
                                       "1 s",
                                       " 1s",
                                       "1sec",
-                                      "1d",
+                                      "1.s",
+                                      ".5s",
+                                      "1..5s",
+                                      "1e3",
                                       "2S",
                                       "1s2",
                                       "99999999999999999999",
@@ -310,6 +315,39 @@ static void test_parse_duration(void **state)
         if (cfg_parse_duration(bad[i], &ms) != -1)
             fail_msg("'%s' parsed as a duration", bad[i]);
     assert_int_equal(cfg_parse_duration(NULL, &ms), -1);
+}
+
+static void test_parse_duration_us(void **state)
+{
+    static const struct {
+        const char *s;
+        long long us;
+    } ok[] = {
+        {"2ms", 2000},
+        {"9.5ms", 9500},
+        {"9500us", 9500},
+        {"0.0095s", 9500},
+        {"9.5", 9500},
+        {"0", 0},
+        {"1.0000009s", 1000000}, /* past the sixth fraction digit: ignored */
+        {"30d", 2592000000000LL},
+        {"1.5h", 5400000000LL},
+        {"0.5us", 0},
+    };
+    static const char *const bad[] = {"",           "us",    "-1ms", "9,5ms",
+                                      "9.5 ms",     "1e3us", "inf",  "nan",
+                                      "0x10",       ".5ms",  "5.ms", "99999999999999999999d",
+                                      "200000000d", NULL};
+    long long us;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        if (cfg_parse_duration_us(ok[i].s, &us) != 0)
+            fail_msg("'%s' refused", ok[i].s);
+        assert_int_equal(us, ok[i].us);
+    }
+    for (size_t i = 0; bad[i]; i++)
+        if (cfg_parse_duration_us(bad[i], &us) != -1)
+            fail_msg("'%s' parsed as a duration", bad[i]);
+    assert_int_equal(cfg_parse_duration_us(NULL, &us), -1);
 }
 
 static void test_table_size_mismatch(void **state)
@@ -434,6 +472,7 @@ int main(void)
         cmocka_unit_test_setup(test_help, reset),
         cmocka_unit_test_setup(test_positional, reset),
         cmocka_unit_test_setup(test_parse_duration, reset),
+        cmocka_unit_test_setup(test_parse_duration_us, reset),
         cmocka_unit_test_setup(test_table_size_mismatch, reset),
         cmocka_unit_test_setup(test_server_options, reset),
     };
