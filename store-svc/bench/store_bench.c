@@ -12,6 +12,12 @@
  * Each caller is one game: it has at most one CommitMove in flight (seqs
  * of a game are sequential, as game-svc sends them). A tick that finds no
  * idle game counts as "missed": the offered rate was not held.
+ *
+ * Two more lines per run: CPU per 1,000 moves from the scheduler's
+ * per-thread run time (schedstat, ns) next to the clock-tick figures, and
+ * the pacing actually offered (how late each send left against its tick,
+ * and the gaps between sends), which tells a steady 1,000/s from bursts
+ * after the bench itself was descheduled on a busy machine.
  */
 #include <dirent.h>
 #include <arpa/inet.h>
@@ -51,6 +57,10 @@ typedef struct bench {
     /* measured window */
     int64_t *lat_us;
     size_t nlat, cap;
+    /* pacing: when each call was due and when it was sent (offer thread
+     * only, no lock) */
+    int64_t *due_ns, *sent_ns;
+    size_t nsent;
     long ok, errors, missed;
 } bench;
 
@@ -129,6 +139,52 @@ static int proc_ppid(int pid)
     if (p)
         sscanf(p + 2, "%*c %d", &ppid);
     return ppid;
+}
+
+/* Nanoseconds on CPU of every thread of a process, from the scheduler's
+ * own accounting (/proc/PID/task/TID/schedstat), not from clock-tick
+ * sampling: a process that wakes a thousand times a second for a few
+ * microseconds is charged what it ran, however its wake-ups line up with
+ * the tick. Threads that already exited are not counted. */
+static long long proc_run_ns(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    long long t = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int tid = atoi(e->d_name);
+        if (tid <= 0)
+            continue;
+        char sp[96];
+        snprintf(sp, sizeof(sp), "/proc/%d/task/%d/schedstat", pid, tid);
+        FILE *f = fopen(sp, "r");
+        long long ns = 0;
+        if (f && fscanf(f, "%lld", &ns) == 1)
+            t += ns;
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return t;
+}
+
+/* The same for Postgres: the postmaster and its live children. */
+static long long pg_run_ns(int postmaster)
+{
+    long long t = proc_run_ns(postmaster);
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int pid = atoi(e->d_name);
+        if (pid > 0 && proc_ppid(pid) == postmaster)
+            t += proc_run_ns(pid);
+    }
+    if (d)
+        closedir(d);
+    return t;
 }
 
 static long long pg_ticks(int postmaster)
@@ -238,9 +294,15 @@ static void offer(bench *b, double seconds)
             } else if (b->measuring) {
                 b->missed++;
             }
+            bool measuring = b->measuring;
             pthread_mutex_unlock(&b->mu);
-            if (g)
+            if (g) {
                 send_move(b, g, a);
+                if (measuring && b->nsent < b->cap) {
+                    b->due_ns[b->nsent] = next;
+                    b->sent_ns[b->nsent++] = g->sent_ns;
+                }
+            }
             next += interval;
         }
     }
@@ -251,6 +313,43 @@ static int cmp64(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
     return a < b ? -1 : a > b;
+}
+
+static int64_t pct(const int64_t *sorted, size_t n, double p)
+{
+    size_t i = (size_t)(n * p);
+    return n ? sorted[i < n ? i : n - 1] : 0;
+}
+
+/* The arrival pattern the bench offered: how late each call left against
+ * its tick, and the gaps between consecutive sends (a steady 1,000/s is
+ * 1,000 µs apart; catching up after a late wake-up shows as short gaps). */
+static void print_pacing(bench *b)
+{
+    size_t n = b->nsent;
+    if (n < 2)
+        return;
+    int64_t *late = malloc(n * sizeof(*late)), *gap = malloc(n * sizeof(*gap));
+    size_t short_gaps = 0;
+    int64_t interval = 1000000000LL / b->rate;
+    for (size_t i = 0; i < n; i++) {
+        late[i] = (b->sent_ns[i] - b->due_ns[i]) / 1000;
+        if (i) {
+            gap[i - 1] = (b->sent_ns[i] - b->sent_ns[i - 1]) / 1000;
+            if (b->sent_ns[i] - b->sent_ns[i - 1] < interval / 2)
+                short_gaps++;
+        }
+    }
+    qsort(late, n, sizeof(*late), cmp64);
+    qsort(gap, n - 1, sizeof(*gap), cmp64);
+    printf("%-14s pacing: sends=%zu late_us p50=%" PRId64 " p99=%" PRId64 " max=%" PRId64
+           " gap_us p1=%" PRId64 " p10=%" PRId64 " p50=%" PRId64 " p90=%" PRId64 " p99=%" PRId64
+           " max=%" PRId64 " gaps<%" PRId64 "us=%zu\n",
+           b->label, n, pct(late, n, 0.5), pct(late, n, 0.99), late[n - 1], pct(gap, n - 1, 0.01),
+           pct(gap, n - 1, 0.1), pct(gap, n - 1, 0.5), pct(gap, n - 1, 0.9), pct(gap, n - 1, 0.99),
+           gap[n - 2], interval / 2000, short_gaps);
+    free(late);
+    free(gap);
 }
 
 static int seed(bench *b)
@@ -351,12 +450,15 @@ int main(int argc, char **argv)
     b.ch = rpc_channel_create(b.target, NULL);
     b.cap = (size_t)b.rate * (size_t)b.seconds * 2 + 1024;
     b.lat_us = malloc(b.cap * sizeof(*b.lat_us));
+    b.due_ns = malloc(b.cap * sizeof(*b.due_ns));
+    b.sent_ns = malloc(b.cap * sizeof(*b.sent_ns));
 
     offer(&b, 2.0); /* warm-up: connections, plans, caches */
 
     double tx0 = metric(&b, "store_tx_total"), ops0 = metric(&b, "store_batch_ops_total");
     double bat0 = metric(&b, "store_batches_total");
     long long pg0 = pg_ticks(b.pg_pid), svc0 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
+    long long pgns0 = pg_run_ns(b.pg_pid), svcns0 = b.svc_pid ? proc_run_ns(b.svc_pid) : 0;
     int64_t t0 = now_ns();
     pthread_mutex_lock(&b.mu);
     b.measuring = true;
@@ -367,6 +469,7 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&b.mu);
     double elapsed = (now_ns() - t0) / 1e9;
     long long pg1 = pg_ticks(b.pg_pid), svc1 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
+    long long pgns1 = pg_run_ns(b.pg_pid), svcns1 = b.svc_pid ? proc_run_ns(b.svc_pid) : 0;
     double tx = metric(&b, "store_tx_total") - tx0,
            ops = metric(&b, "store_batch_ops_total") - ops0;
     double batches = metric(&b, "store_batches_total") - bat0;
@@ -389,6 +492,15 @@ int main(int argc, char **argv)
            b.label, b.rate, b.ok / elapsed, b.ok, b.errors, b.missed, p50, p99,
            ops > 0 ? tx / ops : 0, batches > 0 ? ops / batches : 0, pg_cpu,
            b.ok ? pg_cpu * 1000.0 / b.ok : 0, b.ok && b.svc_pid ? svc_cpu * 1000.0 / b.ok : 0);
+    printf("%-14s cpu (schedstat): pg_cpu_per_1k=%.3fs svc_cpu_per_1k=%.3fs\n", b.label,
+           b.ok ? (pgns1 - pgns0) / 1e9 * 1000.0 / b.ok : 0,
+           b.ok && b.svc_pid ? (svcns1 - svcns0) / 1e9 * 1000.0 / b.ok : 0);
+    printf("%-14s latency_ms: p10=%.2f p50=%.2f p90=%.2f p95=%.2f p99=%.2f p99.9=%.2f max=%.2f\n",
+           b.label, pct(b.lat_us, b.nlat, 0.1) / 1000.0, pct(b.lat_us, b.nlat, 0.5) / 1000.0,
+           pct(b.lat_us, b.nlat, 0.9) / 1000.0, pct(b.lat_us, b.nlat, 0.95) / 1000.0,
+           pct(b.lat_us, b.nlat, 0.99) / 1000.0, pct(b.lat_us, b.nlat, 0.999) / 1000.0,
+           b.nlat ? b.lat_us[b.nlat - 1] / 1000.0 : 0);
+    print_pacing(&b);
     fflush(stdout);
     rpc_channel_destroy(b.ch);
     return b.errors ? 1 : 0;

@@ -1,26 +1,40 @@
 /*
- * batcher.c — the writer thread: group commit.
+ * batcher.c — the writer thread: group commit, streamed.
  *
  * Every write is one prepared statement calling a store_* SQL function that
  * reports expected failures (stale_seq, not_found, ...) as data instead of
- * raising. The writer takes the ops queued within the batch window (or up to
- * batch_max), and sends, in one pipeline and one round-trip,
- *     BEGIN; op1; op2; ... opN; COMMIT; Sync
- * It answers every op only after that COMMIT succeeded. If anything in the
- * batch raised (a bug, or bad data that slipped through validation) or the
- * COMMIT failed, the transaction is rolled back and each op is run again
- * alone, in its own implicit transaction, so one bad write fails alone.
+ * raising. When a write reaches the idle writer, it sends
+ *     BEGIN; op1
+ * at once (libpq pipeline mode: nothing waits for results), then sends each
+ * further write into that open transaction as soon as it is queued, so
+ * Postgres executes the batch while its window is still open. When the
+ * window closes (batch_window after the oldest op's arrival, timed in
+ * microseconds) or batch_max ops are in, it sends
+ *     COMMIT; Sync
+ * and reads every result: after the window only the COMMIT (its WAL flush)
+ * is left to wait for. It answers every op only after that COMMIT
+ * succeeded. If anything in the batch raised (a bug, or bad data that
+ * slipped through validation) or the COMMIT failed, the transaction is
+ * rolled back and each op is run again alone, in its own implicit
+ * transaction, so one bad write fails alone.
  *
- * Connection loss: before a batch the idle connection is checked (a server
- * that restarted has closed it), so ops are not sent into a dead socket. If
- * the connection breaks while a batch is in flight, its COMMIT may or may
- * not have happened: every op of that batch gets UNAVAILABLE db_unavailable
- * (never an acknowledgement), and the client's retry is safe because
- * CommitMove is idempotent on (game_id, seq).
+ * Connection loss: before a transaction the idle connection is checked (a
+ * server that restarted has closed it), so ops are not sent into a dead
+ * socket. If the connection breaks while a transaction is open or its
+ * COMMIT is in flight, the COMMIT may or may not have happened: every op
+ * sent into it (or taken from the queue for it) gets UNAVAILABLE
+ * db_unavailable (never an acknowledgement), and the client's retry is safe
+ * because CommitMove is idempotent on (game_id, seq). An op whose deadline
+ * has passed before it is sent is finished DEADLINE_EXCEEDED unsent.
  */
+#include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "rpc/log.h"
 #include "store.h"
@@ -125,31 +139,141 @@ static int store__send_simple(PGconn *pg, const char *sql)
     return PQsendQueryParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0);
 }
 
-/* Runs ops[0..n) in one transaction. Returns STORE_OK when committed (each
- * op's status and reply are set), STORE_ERROR when the batch failed and
- * must be retried op by op (the connection is idle again), STORE_ECONN when
- * the connection broke (outcome unknown). */
-static int store__run_batch(store_server *srv, store_op **ops, int n)
+/* The transaction being streamed: the ops sent into it, in order. */
+typedef struct store_tx {
+    store_op **ops; /* batch_max slots, the writer's */
+    int n, max;
+    int64_t deadline_ms; /* the latest of its ops' deadlines: how long results may take */
+    bool begun;          /* BEGIN sent */
+} store_tx;
+
+/* Pushes libpq's output to the socket now: in pipeline mode libpq keeps
+ * queries until a sync or 64 kB, and a streamed op is worth nothing there.
+ * Then reads whatever has come back into libpq's buffer (one non-blocking
+ * recv): Postgres holds results until the Sync unless its 8 kB output
+ * buffer fills, and then it must not block on us; and a connection the
+ * server closed is noticed mid-window, not at the COMMIT. */
+static int store__flush(store_db *db, int64_t deadline_ms)
+{
+    PGconn *pg = db->pg;
+    int f;
+    while ((f = PQflush(pg)) == 1) {
+        /* The socket is full: Postgres is busy, or blocked on its own
+         * output to us. Wait for either side to move. */
+        int64_t left = deadline_ms - store_now_ms();
+        if (left <= 0) {
+            snprintf(db->errstr, sizeof(db->errstr), "timed out sending to Postgres");
+            return STORE_ECONN;
+        }
+        struct pollfd pfd = {.fd = PQsocket(pg), .events = POLLIN | POLLOUT};
+        int n = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+        if (n < 0 && errno != EINTR) {
+            snprintf(db->errstr, sizeof(db->errstr), "poll: %s", strerror(errno));
+            return STORE_ECONN;
+        }
+        if (n > 0 && (pfd.revents & (POLLIN | POLLERR | POLLHUP)) && !PQconsumeInput(pg))
+            f = -1;
+        if (f < 0)
+            break;
+    }
+    if (f < 0 || !PQconsumeInput(pg) || PQstatus(pg) == CONNECTION_BAD) {
+        snprintf(db->errstr, sizeof(db->errstr), "send: %s", PQerrorMessage(pg));
+        return STORE_ECONN;
+    }
+    return STORE_OK;
+}
+
+/* Sends ops (a chain linked by ->next, taken from the queue) into the open
+ * transaction, BEGIN first if it is the first. Every op that is sent, or
+ * would have been when the connection broke, is in tx->ops: on STORE_ECONN
+ * the caller fails them all. Expired ops are finished here, unsent. */
+static int store__tx_send(store_server *srv, store_tx *tx, store_op *chain)
 {
     store_db *db = &srv->writer_db;
     PGconn *pg = db->pg;
-    int64_t now = store_now_ms(), deadline = now;
-    for (int i = 0; i < n; i++) {
-        int64_t d = store__op_deadline(ops[i], now);
-        if (d > deadline)
-            deadline = d;
+    int64_t now = store_now_ms();
+    bool ok = true;
+    for (store_op *op = chain, *next; op; op = next) {
+        next = op->next;
+        op->next = NULL;
+        if (op->deadline_ms > 0 && now >= op->deadline_ms) {
+            rpc_status_set(&op->st, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline_exceeded",
+                           "deadline passed while queued");
+            op->reply = NULL;
+            store_op_finish(op);
+            continue;
+        }
+        int64_t d = store__op_deadline(op, now);
+        if (d > tx->deadline_ms)
+            tx->deadline_ms = d;
+        store__reset(op);
+        tx->ops[tx->n++] = op;
+        if (ok && !tx->begun) {
+            metric_add(srv->m.tx, 1);
+            tx->begun = true;
+            ok = store__send_simple(pg, "BEGIN");
+        }
+        if (ok)
+            ok = PQsendQueryPrepared(pg, op->stmt, op->nparams, op->params, op->lengths,
+                                     op->formats, 0);
     }
-    metric_add(srv->m.tx, 1);
-    if (!store__send_simple(pg, "BEGIN"))
+    if (!ok) {
+        snprintf(db->errstr, sizeof(db->errstr), "send: %s", PQerrorMessage(pg));
         return STORE_ECONN;
-    for (int i = 0; i < n; i++) {
-        store__reset(ops[i]);
-        if (!PQsendQueryPrepared(pg, ops[i]->stmt, ops[i]->nparams, ops[i]->params, ops[i]->lengths,
-                                 ops[i]->formats, 0))
-            return STORE_ECONN;
     }
-    if (!store__send_simple(pg, "COMMIT") || !PQpipelineSync(pg))
+    return tx->begun ? store__flush(db, tx->deadline_ms) : STORE_OK;
+}
+
+/* Streams queued ops into a new transaction until until_us (monotonic µs),
+ * until tx->max ops are in, or until the queue stops. Each op is sent as
+ * soon as it is seen; the writer sleeps on the queue in between (a push
+ * onto the queue it emptied wakes it). STORE_ECONN: the connection broke;
+ * tx->ops are in doubt. */
+static int store__tx_stream(store_server *srv, store_tx *tx, int64_t until_us)
+{
+    store_queue *q = &srv->writeq;
+    int rc = STORE_OK;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        if (q->head && tx->n < tx->max) {
+            /* Take what fits, then send it without holding the queue: a
+             * send is a syscall, and handlers push meanwhile. */
+            store_op *chain = NULL, **tail = &chain;
+            for (int room = tx->max - tx->n; room > 0 && q->head; room--) {
+                *tail = store_queue_pop_locked(q);
+                tail = &(*tail)->next;
+            }
+            pthread_mutex_unlock(&q->mu);
+            rc = store__tx_send(srv, tx, chain);
+            pthread_mutex_lock(&q->mu);
+            if (rc != STORE_OK)
+                break;
+            continue;
+        }
+        if (tx->n >= tx->max || q->stopping || store_now_us() >= until_us)
+            break;
+        store_queue_wait_us(q, until_us);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+/* Ends the streamed transaction: COMMIT; Sync, then reads every result.
+ * Returns STORE_OK when committed (each op's status and reply are set),
+ * STORE_ERROR when the batch failed and must be retried op by op (the
+ * connection is idle again), STORE_ECONN when the connection broke
+ * (outcome unknown). */
+static int store__tx_commit(store_server *srv, store_tx *tx)
+{
+    store_db *db = &srv->writer_db;
+    PGconn *pg = db->pg;
+    store_op **ops = tx->ops;
+    int n = tx->n;
+    int64_t deadline = tx->deadline_ms;
+    if (!store__send_simple(pg, "COMMIT") || !PQpipelineSync(pg)) {
+        snprintf(db->errstr, sizeof(db->errstr), "send: %s", PQerrorMessage(pg));
         return STORE_ECONN;
+    }
 
     PGresult *r;
     int failed = -1;
@@ -201,37 +325,70 @@ static int store__run_batch(store_server *srv, store_op **ops, int n)
     return STORE_ERROR;
 }
 
-static void store__handle_batch(store_server *srv, store_op **ops, int n)
+/* One batch: streams the queued ops into a transaction until the window
+ * closes, commits it and finishes every op. */
+static void store__run_tx(store_server *srv, store_tx *tx, int64_t until_us)
 {
     store_db *db = &srv->writer_db;
-    if (!store__db_usable(db)) {
-        store__fail_all(srv, ops, n);
+    tx->n = 0;
+    tx->deadline_ms = 0;
+    tx->begun = false;
+    int rc = store__tx_stream(srv, tx, until_us);
+    if (tx->n == 0) /* every op had expired */
         return;
-    }
     metric_add(srv->m.batches, 1);
-    metric_add(srv->m.batch_ops, n);
-    metric_observe(srv->m.batch_size, n);
-    if (n == 1) {
-        /* No BEGIN/COMMIT needed: a single statement is its own
-         * transaction. */
-        store__run_alone(srv, ops[0]);
-        return;
-    }
-    int rc = store__run_batch(srv, ops, n);
+    metric_add(srv->m.batch_ops, tx->n);
+    metric_observe(srv->m.batch_size, tx->n);
+    if (rc == STORE_OK)
+        rc = store__tx_commit(srv, tx);
     if (rc == STORE_OK) {
-        for (int i = 0; i < n; i++)
-            store_op_finish(ops[i]);
+        for (int i = 0; i < tx->n; i++)
+            store_op_finish(tx->ops[i]);
         return;
     }
     if (rc == STORE_ECONN) {
-        log_warn("batch_in_doubt", "ops=%d err=\"%s\"", n, db->errstr);
+        log_warn("batch_in_doubt", "ops=%d err=\"%s\"", tx->n, db->errstr);
         store_db_drop(db, db->errstr);
-        store__fail_all(srv, ops, n);
+        store__fail_all(srv, tx->ops, tx->n);
         return;
     }
     metric_add(srv->m.retries, 1);
-    for (int i = 0; i < n; i++)
-        store__run_alone(srv, ops[i]);
+    for (int i = 0; i < tx->n; i++)
+        store__run_alone(srv, tx->ops[i]);
+}
+
+/* Takes up to max queued ops and fails them UNAVAILABLE: the database is
+ * down (the writer keeps reconnecting with backoff). */
+static void store__fail_queued(store_server *srv, int max)
+{
+    store_queue *q = &srv->writeq;
+    pthread_mutex_lock(&q->mu);
+    store_op *chain = NULL, **tail = &chain;
+    for (int i = 0; i < max && q->head; i++) {
+        *tail = store_queue_pop_locked(q);
+        tail = &(*tail)->next;
+    }
+    pthread_mutex_unlock(&q->mu);
+    for (store_op *op = chain, *next; op; op = next) {
+        next = op->next;
+        op->next = NULL;
+        store__op_unavailable(srv, op, "db_unavailable");
+    }
+}
+
+/* --batch-max 1: no batching, each op is its own implicit transaction. */
+static void store__run_single(store_server *srv)
+{
+    store_queue *q = &srv->writeq;
+    pthread_mutex_lock(&q->mu);
+    store_op *op = store_queue_pop_locked(q);
+    pthread_mutex_unlock(&q->mu);
+    if (!op)
+        return;
+    metric_add(srv->m.batches, 1);
+    metric_add(srv->m.batch_ops, 1);
+    metric_observe(srv->m.batch_size, 1);
+    store__run_alone(srv, op);
 }
 
 void *store_writer_main(void *arg)
@@ -239,11 +396,16 @@ void *store_writer_main(void *arg)
     store_server *srv = arg;
     store_queue *q = &srv->writeq;
     store_db *db = &srv->writer_db;
-    int max = srv->cfg.batch_max;
-    store_op **batch = calloc((size_t)max, sizeof(*batch));
-    if (!batch)
+    store_tx tx = {.max = srv->cfg.batch_max};
+    tx.ops = calloc((size_t)tx.max, sizeof(*tx.ops));
+    if (!tx.ops)
         abort(); /* start-up allocation of a few KB */
 
+#ifdef __linux__
+    /* The window is timed in microseconds; the kernel's default timer slack
+     * (50 µs) would add to every window that ends on its timer. */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+#endif
     store_db_ensure(db);
     store__set_writer_up(srv);
     for (;;) {
@@ -267,18 +429,19 @@ void *store_writer_main(void *arg)
             break;
         }
         /* The window runs from the oldest op's arrival: under load the
-         * queue filled while the previous batch ran and nobody waits. */
-        int64_t until = q->head->enqueued_ms + srv->cfg.batch_window_ms;
-        while (q->len < max && !q->stopping && store_now_ms() < until)
-            store_queue_wait(q, until);
-        int n = 0;
-        while (n < max && q->head)
-            batch[n++] = store_queue_pop_locked(q);
+         * queue filled while the previous batch committed, and its window
+         * has partly run already. */
+        int64_t until = q->head->enqueued_us + srv->cfg.batch_window_us;
         pthread_mutex_unlock(&q->mu);
 
-        store__handle_batch(srv, batch, n);
+        if (!store__db_usable(db))
+            store__fail_queued(srv, tx.max);
+        else if (tx.max == 1)
+            store__run_single(srv);
+        else
+            store__run_tx(srv, &tx, until);
         store__set_writer_up(srv);
     }
-    free(batch);
+    free(tx.ops);
     return NULL;
 }

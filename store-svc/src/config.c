@@ -16,8 +16,11 @@ static const cfg_option store__options[] = {
     CFG_STR_OPT(store_config, log_level, "log-level", "info", "debug, info, warn, error or off"),
     CFG_STR_OPT(store_config, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
                 "libpq connection string of the Postgres store-svc owns"),
-    CFG_DUR_OPT(store_config, batch_window_ms, "batch-window", 0, 1000, "2ms",
-                "how long the writer waits for more writes to share a transaction"),
+    /* A string, parsed with cfg_parse_duration_us below: the window needs
+     * sub-millisecond steps (CFG_DURATION options are whole milliseconds). */
+    CFG_STR_OPT(store_config, batch_window_str, "batch-window", "2ms",
+                "how long a write transaction stays open for more writes, from its first "
+                "write's arrival (0 to 1s; e.g. 2ms, 9.5ms, 9500us)"),
     CFG_INT_OPT(store_config, batch_max, "batch-max", 1, 4096, "256",
                 "most writes in one transaction (1 turns batching off)"),
     CFG_INT_OPT(store_config, read_pool, "read-pool", 1, 64, "4",
@@ -33,23 +36,23 @@ static const cfg_option store__options[] = {
                 "PBKDF2-HMAC-SHA256 rounds for new password hashes"),
 };
 
-/* "30d" is accepted on top of cfg_parse_duration's units: session lifetimes
- * are naturally counted in days. */
+/* A session lifetime: a positive duration of at most ten years ("720h",
+ * "30d"). */
 static int store__parse_ttl(const char *s, int64_t *ms)
 {
-    size_t n = strlen(s);
-    if (n > 1 && s[n - 1] == 'd') {
-        char *end;
-        long long days = strtoll(s, &end, 10);
-        if (end != s + n - 1 || days <= 0 || days > 3650)
-            return -1;
-        *ms = days * 86400LL * 1000LL;
-        return 0;
-    }
-    long long v;
-    if (cfg_parse_duration(s, &v) != 0 || v <= 0)
+    long long us;
+    if (cfg_parse_duration_us(s, &us) != 0 || us < 1000 || us > 3650LL * 86400 * 1000000)
         return -1;
-    *ms = v;
+    *ms = us / 1000;
+    return 0;
+}
+
+int store_parse_window(const char *s, int64_t *us)
+{
+    long long v;
+    if (cfg_parse_duration_us(s, &v) != 0 || v > 1000000)
+        return -1;
+    *us = v;
     return 0;
 }
 
@@ -74,6 +77,12 @@ int store_config_load(store_config *cfg, int argc, char **argv, int first, int *
         return CFG_ERROR;
     }
     log_threshold = lvl;
+    if (store_parse_window(cfg->batch_window_str, &cfg->batch_window_us) != 0) {
+        snprintf(err, errlen,
+                 "--batch-window: '%s' is not a duration from 0 to 1s (e.g. 2ms, 9.5ms, 9500us)",
+                 cfg->batch_window_str);
+        return CFG_ERROR;
+    }
     if (store__parse_ttl(cfg->session_ttl_str, &cfg->session_ttl_ms) != 0) {
         snprintf(err, errlen, "--session-ttl: '%s' is not a positive duration (e.g. 720h, 30d)",
                  cfg->session_ttl_str);

@@ -80,8 +80,8 @@ int main(int argc, char **argv)
         store_server_stop(&srv);
         return 1;
     }
-    log_info("listening", "port=%d metrics=%s batch_window_ms=%d batch_max=%d read_pool=%d", port,
-             cfg.rpc.metrics_listen, cfg.batch_window_ms, cfg.batch_max, cfg.read_pool);
+    log_info("listening", "port=%d metrics=%s batch_window_us=%lld batch_max=%d read_pool=%d", port,
+             cfg.rpc.metrics_listen, (long long)cfg.batch_window_us, cfg.batch_max, cfg.read_pool);
     rpc_server_wait(rs);
     /* In-flight calls are drained: now the threads can go. */
     store_server_stop(&srv);

@@ -34,14 +34,20 @@ void store_queue_wait(store_queue *q, int64_t deadline_ms)
         pthread_cond_wait(&q->cv, &q->mu);
         return;
     }
-    struct timespec ts = {.tv_sec = deadline_ms / 1000, .tv_nsec = (deadline_ms % 1000) * 1000000};
+    store_queue_wait_us(q, deadline_ms * 1000);
+}
+
+void store_queue_wait_us(store_queue *q, int64_t deadline_us)
+{
+    struct timespec ts = {.tv_sec = deadline_us / 1000000,
+                          .tv_nsec = (deadline_us % 1000000) * 1000};
     pthread_cond_timedwait(&q->cv, &q->mu, &ts);
 }
 
 bool store_queue_push(store_queue *q, store_op *op)
 {
     op->next = NULL;
-    op->enqueued_ms = store_now_ms();
+    op->enqueued_us = store_now_us();
     pthread_mutex_lock(&q->mu);
     if (q->stopping) {
         pthread_mutex_unlock(&q->mu);
@@ -53,9 +59,12 @@ bool store_queue_push(store_queue *q, store_op *op)
         q->head = op;
     q->tail = op;
     q->len++;
-    /* The batcher sleeps either idle (woken by the first op) or in its
-     * window (woken early only by a full batch): waking it on every push
-     * would cost a futex round per op for nothing. */
+    /* A consumer is only waiting when it has emptied the queue, so the
+     * push that makes it non-empty wakes it; the batcher, which streams
+     * each op into its open transaction, takes the whole queue every time
+     * it wakes, so it is woken once per op that finds the queue empty.
+     * Pushes onto a non-empty queue wake nobody (the consumer is busy and
+     * will look again) except the one that fills a batch. */
     if (q->wake_at == 0 || q->len == 1 || q->len == q->wake_at)
         pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);

@@ -38,14 +38,15 @@ enum {
 
 typedef struct store_config {
     rpc_server_config rpc;
-    char log_level[16];       /* debug|info|warn|error|off */
-    char pg[512];             /* libpq conninfo */
-    int batch_window_ms;      /* how long the writer waits to fill a batch */
-    int batch_max;            /* ops per transaction; 1 turns batching off */
-    int read_pool;            /* reader threads, one connection each */
-    char session_ttl_str[32]; /* "720h", "30d": parsed into session_ttl_ms */
-    int64_t session_ttl_ms;   /* new sessions live this long */
-    int kdf_iterations;       /* PBKDF2 rounds for new password hashes */
+    char log_level[16];        /* debug|info|warn|error|off */
+    char pg[512];              /* libpq conninfo */
+    char batch_window_str[32]; /* "2ms", "9.5ms", "9500us": parsed into batch_window_us */
+    int64_t batch_window_us;   /* how long a batch stays open, from its oldest op's arrival */
+    int batch_max;             /* ops per transaction; 1 turns batching off */
+    int read_pool;             /* reader threads, one connection each */
+    char session_ttl_str[32];  /* "720h", "30d": parsed into session_ttl_ms */
+    int64_t session_ttl_ms;    /* new sessions live this long */
+    int kdf_iterations;        /* PBKDF2 rounds for new password hashes */
 } store_config;
 
 /* Fills cfg from defaults, SCRABBLE_STORE_* and argv[first..]. Returns
@@ -53,6 +54,10 @@ typedef struct store_config {
  * returned through positional (indexes into argv). */
 int store_config_load(store_config *cfg, int argc, char **argv, int first, int *positional,
                       int *npositional, char *err, size_t errlen);
+
+/* Parses a batch window: "2ms", "9.5ms", "9500us", "0.01s", "2" (ms) into
+ * microseconds, 0 to 1 s. Returns 0, or -1 when malformed or out of range. */
+int store_parse_window(const char *s, int64_t *us);
 
 /* ------------------------------------------------------------------ */
 /* Operations                                                          */
@@ -98,11 +103,13 @@ struct store_op {
     store_done_fn done;
     void *done_arg;      /* e.g. the rpc_call */
     store_op *next;      /* queue link */
-    int64_t enqueued_ms; /* set by store_queue_push */
+    int64_t enqueued_us; /* monotonic µs; set by store_queue_push */
 };
 
-/* Monotonic milliseconds. */
+/* Monotonic milliseconds (deadlines) and microseconds (the batch window:
+ * a 9 ms window timed in whole milliseconds lasts anything from 8 to 9). */
 int64_t store_now_ms(void);
+int64_t store_now_us(void);
 
 /* Parameter helpers: copy the value into the op's arena as text (or binary
  * for bytea) at index i. */
@@ -204,6 +211,8 @@ typedef struct store_queue {
 void store_queue_init(store_queue *q, int wake_at);
 /* Waits on q->cv (q->mu held) until deadline_ms (monotonic); -1: forever. */
 void store_queue_wait(store_queue *q, int64_t deadline_ms);
+/* The same with a deadline in monotonic microseconds (never -1). */
+void store_queue_wait_us(store_queue *q, int64_t deadline_us);
 /* Unlinks the head (q->mu held). */
 store_op *store_queue_pop_locked(store_queue *q);
 void store_queue_destroy(store_queue *q);

@@ -7,6 +7,12 @@
  * logical failure (stale_seq) inside a batch does not disturb the others,
  * that an op that raises inside a batch fails alone (the batch is retried
  * op by op), and that --batch-max 1 means one transaction per write.
+ * Streaming: ops arriving at different times in the window share one
+ * transaction and are executed by Postgres before the window closes; a bad
+ * op in the middle of a streamed transaction fails alone; a connection
+ * killed while the transaction is open fails its ops UNAVAILABLE (nothing
+ * written) and the writer reconnects; an op whose deadline passed while
+ * queued is not written. The --batch-window parser.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -15,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -98,7 +105,7 @@ static void start(store_server *srv, int window_ms, int max)
     char *argv[] = {"t", NULL};
     assert_int_equal(store_config_load(&cfg, 1, argv, 1, NULL, NULL, err, sizeof(err)), CFG_OK);
     snprintf(cfg.pg, sizeof(cfg.pg), "%s", g_conninfo);
-    cfg.batch_window_ms = window_ms;
+    cfg.batch_window_us = (int64_t)window_ms * 1000;
     cfg.batch_max = max;
     cfg.read_pool = 2;
     assert_int_equal(store_server_start(srv, &cfg, NULL), STORE_OK);
@@ -138,6 +145,15 @@ static void submit_all(store_server *srv, store_op **ops, int n)
     for (int i = 0; i < n; i++)
         store_submit(srv, ops[i], STORE_NEXT_WRITE);
     wait_all();
+}
+
+/* Queues one op without waiting for it (wait_all does). */
+static void submit_one(store_server *srv, store_op *op)
+{
+    pthread_mutex_lock(&g_t.mu);
+    g_t.pending++;
+    pthread_mutex_unlock(&g_t.mu);
+    store_submit(srv, op, STORE_NEXT_WRITE);
 }
 
 static void test_one_window_one_transaction(void **state)
@@ -211,6 +227,184 @@ static void test_batch_max_one(void **state)
     rpc_arena_destroy(a);
 }
 
+/* Ops arriving 100 ms apart within a 600 ms window: one transaction, and
+ * the first op has been executed (the writer's backend holds a transaction
+ * id) long before the window closes. */
+static void test_streamed_window(void **state)
+{
+    static store_server srv;
+    rpc_arena *a = rpc_arena_create(0);
+    int first = seed_games(3);
+    start(&srv, 600, 256);
+    int64_t t0 = store_now_ms();
+    store_op *ops[3];
+    for (int i = 0; i < 3; i++)
+        ops[i] = commit_op(&srv, a, first + i, 1, 0);
+    submit_one(&srv, ops[0]);
+    usleep(150 * 1000);
+    /* Executed, not committed: a write has a transaction id, and no other
+     * session sees the move yet. */
+    assert_int_equal(sql_count("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                               "'store-svc' AND backend_xid IS NOT NULL"),
+                     1);
+    char q[256];
+    snprintf(q, sizeof(q), "SELECT count(*) FROM game_moves WHERE game_id = %d", first);
+    assert_int_equal(sql_count(q), 0);
+    submit_one(&srv, ops[1]);
+    usleep(100 * 1000);
+    submit_one(&srv, ops[2]);
+    wait_all();
+    /* The window runs from the first op's arrival. */
+    assert_true(store_now_ms() - t0 >= 600);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ops[i]->st.code, GRPC_STATUS_OK);
+    assert_int_equal(metric_value(srv.m.batches), 1);
+    assert_int_equal(metric_value(srv.m.tx), 1);
+    assert_int_equal(metric_value(srv.m.batch_ops), 3);
+    assert_int_equal(sql_count(q), 1);
+    store_server_stop(&srv);
+    rpc_arena_destroy(a);
+}
+
+/* A statement that raises in the middle of a streamed transaction (after
+ * some ops were executed, before others were sent): it fails alone, the
+ * others are committed by the op-by-op retry. */
+static void test_bad_op_mid_stream(void **state)
+{
+    static store_server srv;
+    rpc_arena *a = rpc_arena_create(0);
+    int first = seed_games(6);
+    start(&srv, 600, 256);
+    store_op *ops[7];
+    for (int i = 0; i < 6; i++)
+        ops[i] = commit_op(&srv, a, first + i, 1, 0);
+    ops[6] = commit_op(&srv, a, first, 2, 0);
+    ops[6]->params[9] = "{not-an-int}";
+    for (int i = 0; i < 3; i++)
+        submit_one(&srv, ops[i]);
+    usleep(100 * 1000);
+    submit_one(&srv, ops[6]);
+    usleep(100 * 1000);
+    for (int i = 3; i < 6; i++)
+        submit_one(&srv, ops[i]);
+    wait_all();
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(ops[i]->st.code, GRPC_STATUS_OK);
+    assert_int_equal(ops[6]->st.code, GRPC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(metric_value(srv.m.batches), 1);
+    assert_int_equal(metric_value(srv.m.retries), 1);
+    assert_int_equal(metric_value(srv.m.tx), 1 + 7);
+    char q[256];
+    snprintf(q, sizeof(q), "SELECT count(*) FROM game_moves WHERE game_id BETWEEN %d AND %d", first,
+             first + 5);
+    assert_int_equal(sql_count(q), 6);
+    snprintf(q, sizeof(q), "SELECT count(*) FROM game_moves WHERE game_id = %d AND seq = 2", first);
+    assert_int_equal(sql_count(q), 0);
+    store_server_stop(&srv);
+    rpc_arena_destroy(a);
+}
+
+/* The writer's backend is killed while its transaction is open: every op
+ * sent into it fails UNAVAILABLE db_unavailable, nothing of it is written,
+ * and the next write goes through a new connection. */
+static void test_conn_killed_mid_stream(void **state)
+{
+    static store_server srv;
+    rpc_arena *a = rpc_arena_create(0);
+    int first = seed_games(3);
+    start(&srv, 800, 256);
+    store_op *ops[3];
+    for (int i = 0; i < 3; i++)
+        ops[i] = commit_op(&srv, a, first + i, 1, 0);
+    submit_one(&srv, ops[0]);
+    usleep(150 * 1000);
+    assert_int_equal(sql_count("SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM "
+                               "pg_stat_activity WHERE application_name = 'store-svc' AND "
+                               "backend_xid IS NOT NULL) t"),
+                     1);
+    usleep(100 * 1000);
+    submit_one(&srv, ops[1]);
+    wait_all();
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(ops[i]->st.code, GRPC_STATUS_UNAVAILABLE);
+        assert_string_equal(ops[i]->st.reason, "db_unavailable");
+    }
+    char q[256];
+    snprintf(q, sizeof(q), "SELECT count(*) FROM game_moves WHERE game_id BETWEEN %d AND %d", first,
+             first + 2);
+    assert_int_equal(sql_count(q), 0);
+    /* The writer reconnects by itself (the first retry is immediate);
+     * until it has, writes fail fast. */
+    for (int i = 0; i < 500 && !atomic_load(&srv.writer_up); i++)
+        usleep(10 * 1000);
+    submit_one(&srv, ops[2]);
+    wait_all();
+    assert_int_equal(ops[2]->st.code, GRPC_STATUS_OK);
+    assert_int_equal(metric_value(srv.m.reconnects), 1);
+    assert_int_equal(sql_count(q), 1);
+    store_server_stop(&srv);
+    rpc_arena_destroy(a);
+}
+
+/* An op whose deadline passed while it was queued is finished
+ * DEADLINE_EXCEEDED without being sent; the live one beside it commits. */
+static void test_expired_op_not_sent(void **state)
+{
+    static store_server srv;
+    rpc_arena *a = rpc_arena_create(0);
+    int first = seed_games(2);
+    start(&srv, 100, 256);
+    store_op *ops[2];
+    ops[0] = commit_op(&srv, a, first, 1, 0);
+    ops[1] = commit_op(&srv, a, first + 1, 1, 0);
+    ops[0]->deadline_ms = store_now_ms() - 1;
+    submit_all(&srv, ops, 2);
+    assert_int_equal(ops[0]->st.code, GRPC_STATUS_DEADLINE_EXCEEDED);
+    assert_string_equal(ops[0]->st.reason, "deadline_exceeded");
+    assert_int_equal(ops[1]->st.code, GRPC_STATUS_OK);
+    assert_int_equal(metric_value(srv.m.batch_ops), 1);
+    assert_int_equal(metric_value(srv.m.tx), 1);
+    char q[256];
+    snprintf(q, sizeof(q), "SELECT count(*) FROM game_moves WHERE game_id = %d", first);
+    assert_int_equal(sql_count(q), 0);
+    store_server_stop(&srv);
+    rpc_arena_destroy(a);
+}
+
+static void test_window_parse(void **state)
+{
+    static const struct {
+        const char *s;
+        int64_t us; /* -1: rejected */
+    } cases[] = {
+        {"2ms", 2000},   {"9.5ms", 9500}, {"9500us", 9500}, {"0.01s", 10000}, {"2", 2000},
+        {"0", 0},        {"1s", 1000000}, {"9.25", 9250},   {"0.0005ms", 0},  {"1.5us", 1},
+        {"1001ms", -1},  {"2s", -1},      {"", -1},         {"ms", -1},       {".", -1},
+        {"1.2.3ms", -1}, {"-1ms", -1},    {"1e3us", -1},    {"2 ms", -1},     {"2h", -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t us = -1;
+        int rc = store_parse_window(cases[i].s, &us);
+        if (cases[i].us < 0) {
+            if (rc != -1)
+                fail_msg("'%s' accepted as %lld us", cases[i].s, (long long)us);
+        } else if (rc != 0 || us != cases[i].us) {
+            fail_msg("'%s': rc %d, %lld us, want %lld", cases[i].s, rc, (long long)us,
+                     (long long)cases[i].us);
+        }
+    }
+    store_config cfg;
+    char err[256];
+    char *argv[] = {"t", "--batch-window=9.5ms", NULL};
+    assert_int_equal(store_config_load(&cfg, 2, argv, 1, NULL, NULL, err, sizeof(err)), CFG_OK);
+    assert_int_equal(cfg.batch_window_us, 9500);
+    char *dflt[] = {"t", NULL};
+    assert_int_equal(store_config_load(&cfg, 1, dflt, 1, NULL, NULL, err, sizeof(err)), CFG_OK);
+    assert_int_equal(cfg.batch_window_us, 2000);
+    char *bad[] = {"t", "--batch-window=2s", NULL};
+    assert_int_equal(store_config_load(&cfg, 2, bad, 1, NULL, NULL, err, sizeof(err)), CFG_ERROR);
+}
+
 int main(void)
 {
     g_conninfo = getenv("PG_CONNINFO");
@@ -229,6 +423,11 @@ int main(void)
         cmocka_unit_test(test_one_window_one_transaction),
         cmocka_unit_test(test_bad_op_fails_alone),
         cmocka_unit_test(test_batch_max_one),
+        cmocka_unit_test(test_streamed_window),
+        cmocka_unit_test(test_bad_op_mid_stream),
+        cmocka_unit_test(test_conn_killed_mid_stream),
+        cmocka_unit_test(test_expired_op_not_sent),
+        cmocka_unit_test(test_window_parse),
     };
     return cmocka_run_group_tests_name("store-svc batcher", tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
 # line per (config, rate); docs/BENCHMARKS-store.md records a run.
 #   BUILD_DIR=build-store RATES="1000 5000" SECS=10 bash tests/integration/store-svc/bench.sh
 # CONFIGS: space-separated name=flags pairs (flags comma-separated).
+# BENCH_BIN: the store-bench binary (default $BUILD_DIR/bin/store-bench), so
+# an older store-svc build can be driven by the same client.
 set -euo pipefail
 export PG_FSYNC=${PG_FSYNC:-on}
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/stack.sh"
@@ -12,6 +14,7 @@ export PG_FSYNC=${PG_FSYNC:-on}
 RATES=${RATES:-"1000 5000"}
 SECS=${SECS:-10}
 GAMES=${GAMES:-2000}
+BENCH_BIN=${BENCH_BIN:-$BUILD_DIR/bin/store-bench}
 CONFIGS=${CONFIGS:-"batched=--batch-max=256 unbatched=--batch-max=1"}
 
 stack_init
@@ -29,7 +32,7 @@ for cfg in $CONFIGS; do
         --log-level=warn "${flags[@]}"
     svc_pid=$SVC_PID
     for rate in $RATES; do
-        "$BUILD_DIR/bin/store-bench" --target "127.0.0.1:$port" --metrics-port "$mport" \
+        "$BENCH_BIN" --target "127.0.0.1:$port" --metrics-port "$mport" \
             --pg "$PG_CONNINFO" --pg-pid "$PG_PID" --svc-pid "$svc_pid" \
             --rate "$rate" --seconds "$SECS" --games "$GAMES" --label "$name" || true
     done
