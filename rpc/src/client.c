@@ -144,6 +144,23 @@ bool rpc_channel_ready(rpc_channel *ch)
     return grpc_channel_check_connectivity_state(ch->channel, 0) == GRPC_CHANNEL_READY;
 }
 
+const char *rpc_channel_state(rpc_channel *ch)
+{
+    switch (grpc_channel_check_connectivity_state(ch->channel, 0)) {
+    case GRPC_CHANNEL_IDLE:
+        return "idle";
+    case GRPC_CHANNEL_CONNECTING:
+        return "connecting";
+    case GRPC_CHANNEL_READY:
+        return "ready";
+    case GRPC_CHANNEL_TRANSIENT_FAILURE:
+        return "transient_failure";
+    case GRPC_CHANNEL_SHUTDOWN:
+        return "shutdown";
+    }
+    return "unknown";
+}
+
 const char *rpc_channel_target(const rpc_channel *ch)
 {
     return ch->target;

@@ -221,6 +221,9 @@ void rpc_channel_destroy(rpc_channel *ch);
 void rpc_channel_connect(rpc_channel *ch);
 /* true when the channel is READY. */
 bool rpc_channel_ready(rpc_channel *ch);
+/* The channel's connectivity state as a word (idle, connecting, ready,
+ * transient_failure, shutdown), for messages. */
+const char *rpc_channel_state(rpc_channel *ch);
 const char *rpc_channel_target(const rpc_channel *ch);
 
 /* A thread with a completion queue on which client calls complete. The
