@@ -573,7 +573,9 @@ static void after_set(gen_t *g, int pos, const bset_t *N, int main_sum, int wmul
 
 /* Letter and word premiums of row i (and, the layout being symmetric,
  * column i), as solver__layout says; written out so building the lanes
- * copies them instead of decoding the layout square by square. */
+ * copies them instead of decoding the layout square by square.  A copy
+ * that drifted from the layout would show in the oracle tests, whose
+ * brute-force scorer reads solver_board_premium. */
 static const uint8_t premium_lm[SOLVER_DIM][SOLVER_DIM] = {
     {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1}, {1, 1, 1, 1, 1, 3, 1, 1, 1, 3, 1, 1, 1, 1, 1},
     {1, 1, 1, 1, 1, 1, 2, 1, 2, 1, 1, 1, 1, 1, 1}, {2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2},
