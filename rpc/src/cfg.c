@@ -139,12 +139,19 @@ static int cfg__parse_bool(const char *s, bool *out)
     return -1;
 }
 
+/* The unit a duration option's value and bounds are counted in. */
+static const char *cfg__unit(cfg_kind k)
+{
+    return k == CFG_DURATION_US ? "us" : "ms";
+}
+
 /* Bounds of a numeric option: its own, or its type's when both are 0. */
 static void cfg__bounds(const cfg_option *o, long long *lo, long long *hi)
 {
-    long long tlo = o->kind == CFG_INT64 ? (long long)INT64_MIN : INT_MIN;
-    long long thi = o->kind == CFG_INT64 ? (long long)INT64_MAX : INT_MAX;
-    if (o->kind == CFG_DURATION)
+    bool wide = o->kind == CFG_INT64 || o->kind == CFG_DURATION_US;
+    long long tlo = wide ? (long long)INT64_MIN : INT_MIN;
+    long long thi = wide ? (long long)INT64_MAX : INT_MAX;
+    if (o->kind == CFG_DURATION || o->kind == CFG_DURATION_US)
         tlo = 0;
     if (o->min == 0 && o->max == 0) {
         *lo = tlo;
@@ -164,6 +171,7 @@ static int cfg__size_ok(const cfg_option *o)
     case CFG_DURATION:
         return o->size == sizeof(int);
     case CFG_INT64:
+    case CFG_DURATION_US:
         return o->size == sizeof(int64_t);
     case CFG_BOOL:
         return o->size == sizeof(bool);
@@ -217,6 +225,15 @@ static int cfg__apply(const cfg_option *o, void *target, const char *value, cons
             return CFG_ERROR;
         }
         break;
+    case CFG_DURATION_US:
+        if (cfg_parse_duration_us(value, &v) != 0) {
+            snprintf(err, errlen,
+                     "%s: '%s' is not a duration (use e.g. 9500us, 9.5ms, 2s, 1.5h, 30d or a "
+                     "number of ms)",
+                     src, value);
+            return CFG_ERROR;
+        }
+        break;
     case CFG_INT:
     case CFG_INT64: {
         int rc = cfg__parse_ll(value, &v);
@@ -235,14 +252,14 @@ static int cfg__apply(const cfg_option *o, void *target, const char *value, cons
 
     cfg__bounds(o, &lo, &hi);
     if (v < lo || v > hi) {
-        if (o->kind == CFG_DURATION)
-            snprintf(err, errlen, "%s: %s (%lld ms) is out of bounds [%lld,%lld] ms", src, value, v,
-                     lo, hi);
+        if (o->kind == CFG_DURATION || o->kind == CFG_DURATION_US)
+            snprintf(err, errlen, "%s: %s (%lld %s) is out of bounds [%lld,%lld] %s", src, value, v,
+                     cfg__unit(o->kind), lo, hi, cfg__unit(o->kind));
         else
             snprintf(err, errlen, "%s: %s is out of bounds [%lld,%lld]", src, value, lo, hi);
         return CFG_ERROR;
     }
-    if (o->kind == CFG_INT64) {
+    if (o->kind == CFG_INT64 || o->kind == CFG_DURATION_US) {
         int64_t x = (int64_t)v;
         memcpy(field, &x, sizeof(x));
     } else {
@@ -431,6 +448,7 @@ static const char *cfg__kind_meta(cfg_kind k)
     case CFG_STRING:
         return "=STRING";
     case CFG_DURATION:
+    case CFG_DURATION_US:
         return "=DURATION";
     }
     return "";
@@ -454,10 +472,11 @@ static void cfg__current(const cfg_option *o, const void *target, char *buf, siz
         snprintf(buf, len, "%s", b ? "true" : "false");
         break;
     }
-    case CFG_INT64: {
+    case CFG_INT64:
+    case CFG_DURATION_US: {
         int64_t v;
         memcpy(&v, field, sizeof(v));
-        snprintf(buf, len, "%" PRId64, v);
+        snprintf(buf, len, o->kind == CFG_DURATION_US ? "%" PRId64 "us" : "%" PRId64, v);
         break;
     }
     case CFG_INT:
@@ -476,7 +495,8 @@ void cfg_usage(FILE *out, const char *prog, const cfg_table *tables, size_t ntab
     char flag[96], env[CFG__ENV_MAX], cur[160];
     fprintf(out, "Usage: %s [options]\n\n", prog ? prog : "prog");
     fprintf(out, "Each option can also be set by its environment variable; a flag wins over\n"
-                 "the environment, which wins over the default. Durations take ms, s, m, h.\n\n");
+                 "the environment, which wins over the default. Durations take ms, s, m, h\n"
+                 "(and, where the range is in us, fractions and us, e.g. 9.5ms, and d).\n\n");
     for (size_t t = 0; t < ntables; t++) {
         for (size_t i = 0; i < tables[t].count; i++) {
             const cfg_option *o = &tables[t].options[i];
@@ -494,10 +514,12 @@ void cfg_usage(FILE *out, const char *prog, const cfg_table *tables, size_t ntab
             else
                 cfg__current(o, tables[t].target, cur, sizeof(cur));
             fprintf(out, "      default: %s", cur);
-            if ((o->kind == CFG_INT || o->kind == CFG_INT64 || o->kind == CFG_DURATION) &&
+            if ((o->kind == CFG_INT || o->kind == CFG_INT64 || o->kind == CFG_DURATION ||
+                 o->kind == CFG_DURATION_US) &&
                 !(o->min == 0 && o->max == 0))
-                fprintf(out, "  range: [%lld,%lld]%s", o->min, o->max,
-                        o->kind == CFG_DURATION ? " ms" : "");
+                fprintf(out, "  range: [%lld,%lld]%s%s", o->min, o->max,
+                        o->kind == CFG_INT || o->kind == CFG_INT64 ? "" : " ",
+                        o->kind == CFG_INT || o->kind == CFG_INT64 ? "" : cfg__unit(o->kind));
             fputc('\n', out);
         }
     }

@@ -16,17 +16,16 @@ static const cfg_option store__options[] = {
     CFG_STR_OPT(store_config, log_level, "log-level", "info", "debug, info, warn, error or off"),
     CFG_STR_OPT(store_config, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
                 "libpq connection string of the Postgres store-svc owns"),
-    /* A string, parsed with cfg_parse_duration_us below: the window needs
-     * sub-millisecond steps (CFG_DURATION options are whole milliseconds). */
-    CFG_STR_OPT(store_config, batch_window_str, "batch-window", "2ms",
-                "how long a write transaction stays open for more writes, from its first "
-                "write's arrival (0 to 1s; e.g. 2ms, 9.5ms, 9500us)"),
+    /* In microseconds: the window needs sub-millisecond steps. */
+    CFG_DURUS_OPT(store_config, batch_window_us, "batch-window", 0, 1000000, "2ms",
+                  "how long a write transaction stays open for more writes, from its first "
+                  "write's arrival (e.g. 2ms, 9.5ms, 9500us)"),
     CFG_INT_OPT(store_config, batch_max, "batch-max", 1, 4096, "256",
                 "most writes in one transaction (1 turns batching off)"),
     CFG_INT_OPT(store_config, read_pool, "read-pool", 1, 64, "4",
                 "reader threads, each with its own Postgres connection"),
-    CFG_STR_OPT(store_config, session_ttl_str, "session-ttl", "720h",
-                "lifetime of a new session (e.g. 720h, 30d, 90m)"),
+    CFG_DURUS_OPT(store_config, session_ttl_us, "session-ttl", 1000, 3650LL * 86400 * 1000000,
+                  "720h", "lifetime of a new session (e.g. 720h, 30d, 90m)"),
     /* 100k rounds cost ~30-40 ms of CPU per Register/Login here: logins are
      * rare (clients keep their token for the session TTL, the load driver
      * seeds sessions directly) and the work runs on the reader pool, never
@@ -35,26 +34,6 @@ static const cfg_option store__options[] = {
     CFG_INT_OPT(store_config, kdf_iterations, "kdf-iterations", 10000, 10000000, "100000",
                 "PBKDF2-HMAC-SHA256 rounds for new password hashes"),
 };
-
-/* A session lifetime: a positive duration of at most ten years ("720h",
- * "30d"). */
-static int store__parse_ttl(const char *s, int64_t *ms)
-{
-    long long us;
-    if (cfg_parse_duration_us(s, &us) != 0 || us < 1000 || us > 3650LL * 86400 * 1000000)
-        return -1;
-    *ms = us / 1000;
-    return 0;
-}
-
-int store_parse_window(const char *s, int64_t *us)
-{
-    long long v;
-    if (cfg_parse_duration_us(s, &v) != 0 || v > 1000000)
-        return -1;
-    *us = v;
-    return 0;
-}
 
 int store_config_load(store_config *cfg, int argc, char **argv, int first, int *positional,
                       int *npositional, char *err, size_t errlen)
@@ -77,16 +56,6 @@ int store_config_load(store_config *cfg, int argc, char **argv, int first, int *
         return CFG_ERROR;
     }
     log_threshold = lvl;
-    if (store_parse_window(cfg->batch_window_str, &cfg->batch_window_us) != 0) {
-        snprintf(err, errlen,
-                 "--batch-window: '%s' is not a duration from 0 to 1s (e.g. 2ms, 9.5ms, 9500us)",
-                 cfg->batch_window_str);
-        return CFG_ERROR;
-    }
-    if (store__parse_ttl(cfg->session_ttl_str, &cfg->session_ttl_ms) != 0) {
-        snprintf(err, errlen, "--session-ttl: '%s' is not a positive duration (e.g. 720h, 30d)",
-                 cfg->session_ttl_str);
-        return CFG_ERROR;
-    }
+    cfg->session_ttl_ms = cfg->session_ttl_us / 1000;
     return CFG_OK;
 }

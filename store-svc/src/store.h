@@ -38,15 +38,14 @@ enum {
 
 typedef struct store_config {
     rpc_server_config rpc;
-    char log_level[16];        /* debug|info|warn|error|off */
-    char pg[512];              /* libpq conninfo */
-    char batch_window_str[32]; /* "2ms", "9.5ms", "9500us": parsed into batch_window_us */
-    int64_t batch_window_us;   /* how long a batch stays open, from its oldest op's arrival */
-    int batch_max;             /* ops per transaction; 1 turns batching off */
-    int read_pool;             /* reader threads, one connection each */
-    char session_ttl_str[32];  /* "720h", "30d": parsed into session_ttl_ms */
-    int64_t session_ttl_ms;    /* new sessions live this long */
-    int kdf_iterations;        /* PBKDF2 rounds for new password hashes */
+    char log_level[16];      /* debug|info|warn|error|off */
+    char pg[512];            /* libpq conninfo */
+    int64_t batch_window_us; /* how long a batch stays open, from its oldest op's arrival */
+    int batch_max;           /* ops per transaction; 1 turns batching off */
+    int read_pool;           /* reader threads, one connection each */
+    int64_t session_ttl_us;  /* new sessions live this long ... */
+    int64_t session_ttl_ms;  /* ... in the unit the SQL takes */
+    int kdf_iterations;      /* PBKDF2 rounds for new password hashes */
 } store_config;
 
 /* Fills cfg from defaults, SCRABBLE_STORE_* and argv[first..]. Returns
@@ -54,10 +53,6 @@ typedef struct store_config {
  * returned through positional (indexes into argv). */
 int store_config_load(store_config *cfg, int argc, char **argv, int first, int *positional,
                       int *npositional, char *err, size_t errlen);
-
-/* Parses a batch window: "2ms", "9.5ms", "9500us", "0.01s", "2" (ms) into
- * microseconds, 0 to 1 s. Returns 0, or -1 when malformed or out of range. */
-int store_parse_window(const char *s, int64_t *us);
 
 /* ------------------------------------------------------------------ */
 /* Operations                                                          */

@@ -13,11 +13,12 @@
 #include <stdio.h>
 
 typedef enum cfg_kind {
-    CFG_INT,      /* int; min/max inclusive */
-    CFG_INT64,    /* int64_t */
-    CFG_BOOL,     /* bool: true/false/1/0/yes/no/on/off; a bare --flag is true */
-    CFG_STRING,   /* char[size]; over-long values are an error */
-    CFG_DURATION, /* int milliseconds; accepts "250ms", "2s", "4m", "1h" or a bare ms count */
+    CFG_INT,         /* int; min/max inclusive */
+    CFG_INT64,       /* int64_t */
+    CFG_BOOL,        /* bool: true/false/1/0/yes/no/on/off; a bare --flag is true */
+    CFG_STRING,      /* char[size]; over-long values are an error */
+    CFG_DURATION,    /* int milliseconds; accepts "250ms", "2s", "4m", "1h" or a bare ms count */
+    CFG_DURATION_US, /* int64_t microseconds; also "9.5ms", "9500us", "30d"; min/max in us */
 } cfg_kind;
 
 typedef struct cfg_option {
@@ -49,6 +50,10 @@ typedef struct cfg_option {
 #define CFG_DUR_OPT(st, field, name, min, max, def, help)                                          \
     {                                                                                              \
         name, CFG_DURATION, offsetof(st, field), sizeof(((st *)0)->field), min, max, def, help     \
+    }
+#define CFG_DURUS_OPT(st, field, name, min, max, def, help)                                        \
+    {                                                                                              \
+        name, CFG_DURATION_US, offsetof(st, field), sizeof(((st *)0)->field), min, max, def, help  \
     }
 
 /* One table and the struct it fills. */

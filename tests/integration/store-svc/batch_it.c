@@ -371,8 +371,11 @@ static void test_expired_op_not_sent(void **state)
     rpc_arena_destroy(a);
 }
 
+/* --batch-window and --session-ttl through the config loader: fractions
+ * and microseconds for the window, days for the TTL, bounds enforced. */
 static void test_window_parse(void **state)
 {
+    (void)state;
     static const struct {
         const char *s;
         int64_t us; /* -1: rejected */
@@ -382,27 +385,34 @@ static void test_window_parse(void **state)
         {"1001ms", -1},  {"2s", -1},      {"", -1},         {"ms", -1},       {".", -1},
         {"1.2.3ms", -1}, {"-1ms", -1},    {"1e3us", -1},    {"2 ms", -1},     {"2h", -1},
     };
+    store_config cfg;
+    char err[256], flag[64];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int64_t us = -1;
-        int rc = store_parse_window(cases[i].s, &us);
+        snprintf(flag, sizeof(flag), "--batch-window=%s", cases[i].s);
+        char *argv[] = {"t", flag, NULL};
+        int rc = store_config_load(&cfg, 2, argv, 1, NULL, NULL, err, sizeof(err));
         if (cases[i].us < 0) {
-            if (rc != -1)
-                fail_msg("'%s' accepted as %lld us", cases[i].s, (long long)us);
-        } else if (rc != 0 || us != cases[i].us) {
-            fail_msg("'%s': rc %d, %lld us, want %lld", cases[i].s, rc, (long long)us,
-                     (long long)cases[i].us);
+            if (rc != CFG_ERROR)
+                fail_msg("'%s' accepted as %lld us", cases[i].s, (long long)cfg.batch_window_us);
+            if (strstr(err, "--batch-window") == NULL)
+                fail_msg("'%s': the error does not name the flag: %s", cases[i].s, err);
+        } else if (rc != CFG_OK || cfg.batch_window_us != cases[i].us) {
+            fail_msg("'%s': rc %d, %lld us, want %lld (%s)", cases[i].s, rc,
+                     (long long)cfg.batch_window_us, (long long)cases[i].us, err);
         }
     }
-    store_config cfg;
-    char err[256];
-    char *argv[] = {"t", "--batch-window=9.5ms", NULL};
-    assert_int_equal(store_config_load(&cfg, 2, argv, 1, NULL, NULL, err, sizeof(err)), CFG_OK);
-    assert_int_equal(cfg.batch_window_us, 9500);
     char *dflt[] = {"t", NULL};
     assert_int_equal(store_config_load(&cfg, 1, dflt, 1, NULL, NULL, err, sizeof(err)), CFG_OK);
     assert_int_equal(cfg.batch_window_us, 2000);
-    char *bad[] = {"t", "--batch-window=2s", NULL};
-    assert_int_equal(store_config_load(&cfg, 2, bad, 1, NULL, NULL, err, sizeof(err)), CFG_ERROR);
+    assert_int_equal(cfg.session_ttl_ms, 720LL * 3600 * 1000);
+    char *days[] = {"t", "--session-ttl=30d", NULL};
+    assert_int_equal(store_config_load(&cfg, 2, days, 1, NULL, NULL, err, sizeof(err)), CFG_OK);
+    assert_int_equal(cfg.session_ttl_ms, 30LL * 86400 * 1000);
+    char *zero[] = {"t", "--session-ttl=0", NULL};
+    assert_int_equal(store_config_load(&cfg, 2, zero, 1, NULL, NULL, err, sizeof(err)), CFG_ERROR);
+    char *long_ttl[] = {"t", "--session-ttl=3651d", NULL};
+    assert_int_equal(store_config_load(&cfg, 2, long_ttl, 1, NULL, NULL, err, sizeof(err)),
+                     CFG_ERROR);
 }
 
 int main(void)

@@ -23,6 +23,7 @@ typedef struct test_cfg {
     char name[8];
     int timeout_ms;
     char log_level[16];
+    int64_t window_us;
 } test_cfg;
 
 static const cfg_option test_options[] = {
@@ -32,6 +33,7 @@ static const cfg_option test_options[] = {
     CFG_STR_OPT(test_cfg, name, "name", "abc", "a short name"),
     CFG_DUR_OPT(test_cfg, timeout_ms, "timeout", 10, 60000, "2s", "how long to wait"),
     CFG_STR_OPT(test_cfg, log_level, "log-level", "info", "debug|info|warn|error|off"),
+    CFG_DURUS_OPT(test_cfg, window_us, "window", 0, 1000000, "2ms", "a window in microseconds"),
 };
 
 #define PREFIX "TESTCFG_"
@@ -42,7 +44,8 @@ static char err[256];
 static int reset(void **state)
 {
     static const char *const envs[] = {"TESTCFG_WORKERS", "TESTCFG_BIG",     "TESTCFG_VERBOSE",
-                                       "TESTCFG_NAME",    "TESTCFG_TIMEOUT", "TESTCFG_LOG_LEVEL"};
+                                       "TESTCFG_NAME",    "TESTCFG_TIMEOUT", "TESTCFG_LOG_LEVEL",
+                                       "TESTCFG_WINDOW"};
     for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++)
         unsetenv(envs[i]);
     memset(&cfg, 0x7f, sizeof(cfg));
@@ -83,7 +86,25 @@ static void test_defaults(void **state)
     assert_string_equal(cfg.name, "abc");
     assert_int_equal(cfg.timeout_ms, 2000);
     assert_string_equal(cfg.log_level, "info");
+    assert_int_equal(cfg.window_us, 2000);
     assert_string_equal(err, "");
+}
+
+/* CFG_DURATION_US: fractions and us from flags and the environment, bounds
+ * in microseconds, the same refusals as any duration. */
+static void test_duration_us(void **state)
+{
+    assert_int_equal(LOAD("--window=9.5ms"), CFG_OK);
+    assert_int_equal(cfg.window_us, 9500);
+    assert_int_equal(LOAD("--window", "750us"), CFG_OK);
+    assert_int_equal(cfg.window_us, 750);
+    setenv("TESTCFG_WINDOW", "0.25s", 1);
+    assert_int_equal(load(0, NULL), CFG_OK);
+    assert_int_equal(cfg.window_us, 250000);
+    unsetenv("TESTCFG_WINDOW");
+    expect_error(LOAD("--window=2s"), "--window", "out of bounds [0,1000000] us");
+    expect_error(LOAD("--window=9,5ms"), "--window", "not a duration");
+    expect_error(LOAD("--window=-1ms"), "--window", "not a duration");
 }
 
 static void test_flag_forms(void **state)
@@ -473,6 +494,7 @@ int main(void)
         cmocka_unit_test_setup(test_positional, reset),
         cmocka_unit_test_setup(test_parse_duration, reset),
         cmocka_unit_test_setup(test_parse_duration_us, reset),
+        cmocka_unit_test_setup(test_duration_us, reset),
         cmocka_unit_test_setup(test_table_size_mismatch, reset),
         cmocka_unit_test_setup(test_server_options, reset),
     };
