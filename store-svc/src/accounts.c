@@ -28,6 +28,12 @@ static store__auth *store__auth_new(store_op *op)
     return a;
 }
 
+/* The new session's lifetime, in the milliseconds the SQL takes. */
+static int64_t store__session_ttl_ms(const store_op *op)
+{
+    return op->srv->cfg.session_ttl_us / 1000;
+}
+
 static store_next store__internal(store_op *op, const char *what)
 {
     rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "%s", what);
@@ -81,7 +87,7 @@ static store_next store__register_hash(store_op *op, PGresult *res)
     store_op_param_text(op, 0, req->handle);
     store_op_param_text(op, 1, hash);
     store_op_param_text(op, 2, a->token_hash);
-    store_op_param_i64(op, 3, op->srv->cfg.session_ttl_ms);
+    store_op_param_i64(op, 3, store__session_ttl_ms(op));
     op->step = store__register_done;
     return STORE_NEXT_WRITE;
 }
@@ -140,7 +146,7 @@ static store_next store__login_verify(store_op *op, PGresult *res)
     op->nparams = 0;
     store_op_param_i64(op, 0, a->account_id);
     store_op_param_text(op, 1, a->token_hash);
-    store_op_param_i64(op, 2, op->srv->cfg.session_ttl_ms);
+    store_op_param_i64(op, 2, store__session_ttl_ms(op));
     op->step = store__login_done;
     return STORE_NEXT_WRITE;
 }

@@ -56,6 +56,5 @@ int store_config_load(store_config *cfg, int argc, char **argv, int first, int *
         return CFG_ERROR;
     }
     log_threshold = lvl;
-    cfg->session_ttl_ms = cfg->session_ttl_us / 1000;
     return CFG_OK;
 }

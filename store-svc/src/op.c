@@ -13,18 +13,16 @@
 #include "rpc/log.h"
 #include "store.h"
 
-int64_t store_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int64_t store_now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t store_now_ms(void)
+{
+    return store_now_us() / 1000;
 }
 
 static void store__param(store_op *op, int i, const char *v, int len, int fmt)

@@ -43,8 +43,7 @@ typedef struct store_config {
     int64_t batch_window_us; /* how long a batch stays open, from its oldest op's arrival */
     int batch_max;           /* ops per transaction; 1 turns batching off */
     int read_pool;           /* reader threads, one connection each */
-    int64_t session_ttl_us;  /* new sessions live this long ... */
-    int64_t session_ttl_ms;  /* ... in the unit the SQL takes */
+    int64_t session_ttl_us;  /* new sessions live this long */
     int kdf_iterations;      /* PBKDF2 rounds for new password hashes */
 } store_config;
 

@@ -404,10 +404,10 @@ static void test_window_parse(void **state)
     char *dflt[] = {"t", NULL};
     assert_int_equal(store_config_load(&cfg, 1, dflt, 1, NULL, NULL, err, sizeof(err)), CFG_OK);
     assert_int_equal(cfg.batch_window_us, 2000);
-    assert_int_equal(cfg.session_ttl_ms, 720LL * 3600 * 1000);
+    assert_int_equal(cfg.session_ttl_us, 720LL * 3600 * 1000000);
     char *days[] = {"t", "--session-ttl=30d", NULL};
     assert_int_equal(store_config_load(&cfg, 2, days, 1, NULL, NULL, err, sizeof(err)), CFG_OK);
-    assert_int_equal(cfg.session_ttl_ms, 30LL * 86400 * 1000);
+    assert_int_equal(cfg.session_ttl_us, 30LL * 86400 * 1000000);
     char *zero[] = {"t", "--session-ttl=0", NULL};
     assert_int_equal(store_config_load(&cfg, 2, zero, 1, NULL, NULL, err, sizeof(err)), CFG_ERROR);
     char *long_ttl[] = {"t", "--session-ttl=3651d", NULL};
