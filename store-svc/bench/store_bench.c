@@ -13,11 +13,10 @@
  * of a game are sequential, as game-svc sends them). A tick that finds no
  * idle game counts as "missed": the offered rate was not held.
  *
- * Two more lines per run: CPU per 1,000 moves from the scheduler's
- * per-thread run time (schedstat, ns) next to the clock-tick figures, and
- * the pacing actually offered (how late each send left against its tick,
- * and the gaps between sends), which tells a steady 1,000/s from bursts
- * after the bench itself was descheduled on a busy machine.
+ * Two more lines per run: the latency percentiles, and the pacing actually
+ * offered (how late each send left against its tick, and the gaps between
+ * sends), which tells a steady 1,000/s from bursts after the bench itself
+ * was descheduled on a busy machine.
  */
 #include <dirent.h>
 #include <arpa/inet.h>
@@ -139,52 +138,6 @@ static int proc_ppid(int pid)
     if (p)
         sscanf(p + 2, "%*c %d", &ppid);
     return ppid;
-}
-
-/* Nanoseconds on CPU of every thread of a process, from the scheduler's
- * own accounting (/proc/PID/task/TID/schedstat), not from clock-tick
- * sampling: a process that wakes a thousand times a second for a few
- * microseconds is charged what it ran, however its wake-ups line up with
- * the tick. Threads that already exited are not counted. */
-static long long proc_run_ns(int pid)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task", pid);
-    DIR *d = opendir(path);
-    long long t = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        int tid = atoi(e->d_name);
-        if (tid <= 0)
-            continue;
-        char sp[96];
-        snprintf(sp, sizeof(sp), "/proc/%d/task/%d/schedstat", pid, tid);
-        FILE *f = fopen(sp, "r");
-        long long ns = 0;
-        if (f && fscanf(f, "%lld", &ns) == 1)
-            t += ns;
-        if (f)
-            fclose(f);
-    }
-    if (d)
-        closedir(d);
-    return t;
-}
-
-/* The same for Postgres: the postmaster and its live children. */
-static long long pg_run_ns(int postmaster)
-{
-    long long t = proc_run_ns(postmaster);
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        int pid = atoi(e->d_name);
-        if (pid > 0 && proc_ppid(pid) == postmaster)
-            t += proc_run_ns(pid);
-    }
-    if (d)
-        closedir(d);
-    return t;
 }
 
 static long long pg_ticks(int postmaster)
@@ -458,7 +411,6 @@ int main(int argc, char **argv)
     double tx0 = metric(&b, "store_tx_total"), ops0 = metric(&b, "store_batch_ops_total");
     double bat0 = metric(&b, "store_batches_total");
     long long pg0 = pg_ticks(b.pg_pid), svc0 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
-    long long pgns0 = pg_run_ns(b.pg_pid), svcns0 = b.svc_pid ? proc_run_ns(b.svc_pid) : 0;
     int64_t t0 = now_ns();
     pthread_mutex_lock(&b.mu);
     b.measuring = true;
@@ -469,7 +421,6 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&b.mu);
     double elapsed = (now_ns() - t0) / 1e9;
     long long pg1 = pg_ticks(b.pg_pid), svc1 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
-    long long pgns1 = pg_run_ns(b.pg_pid), svcns1 = b.svc_pid ? proc_run_ns(b.svc_pid) : 0;
     double tx = metric(&b, "store_tx_total") - tx0,
            ops = metric(&b, "store_batch_ops_total") - ops0;
     double batches = metric(&b, "store_batches_total") - bat0;
@@ -483,8 +434,7 @@ int main(int argc, char **argv)
         usleep(10000);
     }
     qsort(b.lat_us, b.nlat, sizeof(*b.lat_us), cmp64);
-    double p50 = b.nlat ? b.lat_us[b.nlat / 2] / 1000.0 : 0;
-    double p99 = b.nlat ? b.lat_us[(size_t)(b.nlat * 0.99)] / 1000.0 : 0;
+    double p50 = pct(b.lat_us, b.nlat, 0.5) / 1000.0, p99 = pct(b.lat_us, b.nlat, 0.99) / 1000.0;
     double hz = (double)sysconf(_SC_CLK_TCK);
     double pg_cpu = (pg1 - pg0) / hz, svc_cpu = (svc1 - svc0) / hz;
     printf("%-14s offered=%d/s held=%.0f/s ok=%ld err=%ld missed=%ld p50=%.2fms p99=%.2fms "
@@ -492,9 +442,6 @@ int main(int argc, char **argv)
            b.label, b.rate, b.ok / elapsed, b.ok, b.errors, b.missed, p50, p99,
            ops > 0 ? tx / ops : 0, batches > 0 ? ops / batches : 0, pg_cpu,
            b.ok ? pg_cpu * 1000.0 / b.ok : 0, b.ok && b.svc_pid ? svc_cpu * 1000.0 / b.ok : 0);
-    printf("%-14s cpu (schedstat): pg_cpu_per_1k=%.3fs svc_cpu_per_1k=%.3fs\n", b.label,
-           b.ok ? (pgns1 - pgns0) / 1e9 * 1000.0 / b.ok : 0,
-           b.ok && b.svc_pid ? (svcns1 - svcns0) / 1e9 * 1000.0 / b.ok : 0);
     printf("%-14s latency_ms: p10=%.2f p50=%.2f p90=%.2f p95=%.2f p99=%.2f p99.9=%.2f max=%.2f\n",
            b.label, pct(b.lat_us, b.nlat, 0.1) / 1000.0, pct(b.lat_us, b.nlat, 0.5) / 1000.0,
            pct(b.lat_us, b.nlat, 0.9) / 1000.0, pct(b.lat_us, b.nlat, 0.95) / 1000.0,
