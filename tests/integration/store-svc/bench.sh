@@ -7,6 +7,9 @@
 # CONFIGS: space-separated name=flags pairs (flags comma-separated).
 # BENCH_BIN: the store-bench binary (default $BUILD_DIR/bin/store-bench), so
 # an older store-svc build can be driven by the same client.
+# PG_SETTINGS: space-separated name=value Postgres settings applied with
+# ALTER SYSTEM and a reload once the cluster is up (e.g.
+# "wal_writer_delay=1ms wal_writer_flush_after=0").
 set -euo pipefail
 export PG_FSYNC=${PG_FSYNC:-on}
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/stack.sh"
@@ -19,8 +22,12 @@ CONFIGS=${CONFIGS:-"batched=--batch-max=256 unbatched=--batch-max=1"}
 
 stack_init
 pg_up
+for kv in ${PG_SETTINGS:-}; do
+    psql -q "$PG_CONNINFO" -c "ALTER SYSTEM SET ${kv%%=*} = '${kv#*=}'"
+done
+[ -z "${PG_SETTINGS:-}" ] || psql -q "$PG_CONNINFO" -c "SELECT pg_reload_conf()" >/dev/null
 PG_PID=$(head -n1 "$PG_DIR/postmaster.pid")
-echo "postgres pid $PG_PID fsync=$PG_FSYNC; $(nproc) cores; rates: $RATES; ${SECS}s each"
+echo "postgres pid $PG_PID fsync=$PG_FSYNC ${PG_SETTINGS:-}; $(nproc) cores; rates: $RATES; ${SECS}s each"
 
 for cfg in $CONFIGS; do
     name=${cfg%%=*}
