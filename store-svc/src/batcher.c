@@ -67,6 +67,13 @@ static void store__set_writer_up(store_server *srv)
     metric_set(srv->m.db_up, up ? 1 : 0);
 }
 
+/* After each reconnect attempt while idle. */
+static void store__writer_tried(store_db *db, int rc)
+{
+    (void)rc;
+    store__set_writer_up(db->owner);
+}
+
 static int64_t store__op_deadline(const store_op *op, int64_t now)
 {
     int64_t cap = now + STORE__MAX_WAIT_MS;
@@ -410,20 +417,7 @@ void *store_writer_main(void *arg)
     store__set_writer_up(srv);
     for (;;) {
         pthread_mutex_lock(&q->mu);
-        while (!q->head && !q->stopping) {
-            if (!store_db_up(db)) {
-                /* Down: sleep until the next reconnect attempt. */
-                int64_t at = db->next_try_ms;
-                if (at > store_now_ms())
-                    store_queue_wait(q, at);
-                pthread_mutex_unlock(&q->mu);
-                store_db_ensure(db);
-                store__set_writer_up(srv);
-                pthread_mutex_lock(&q->mu);
-                continue;
-            }
-            store_queue_wait(q, -1);
-        }
+        store_db_wait_work(db, q, store__writer_tried);
         if (!q->head) { /* stopping and drained */
             pthread_mutex_unlock(&q->mu);
             break;

@@ -209,6 +209,22 @@ fail:
     return STORE_ERROR;
 }
 
+void store_db_wait_work(store_db *db, store_queue *q, void (*after_try)(store_db *db, int rc))
+{
+    while (!q->head && !q->stopping) {
+        if (store_db_up(db)) {
+            store_queue_wait(q, -1);
+            continue;
+        }
+        /* Down: sleep until the next reconnect attempt. */
+        if (db->next_try_ms > store_now_ms())
+            store_queue_wait(q, db->next_try_ms);
+        pthread_mutex_unlock(&q->mu);
+        after_try(db, store_db_ensure(db));
+        pthread_mutex_lock(&q->mu);
+    }
+}
+
 int store_db_ensure(store_db *db)
 {
     if (db->pg)

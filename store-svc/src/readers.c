@@ -57,6 +57,12 @@ static void store__run_read(store_server *srv, store_db *db, store_op *op)
     store_submit(srv, op, next);
 }
 
+static void store__reader_tried(store_db *db, int rc)
+{
+    if (rc == STORE_OK)
+        atomic_store(&((store_server *)db->owner)->readers_up, true);
+}
+
 void *store_reader_main(void *arg)
 {
     store_db *db = arg;
@@ -67,19 +73,7 @@ void *store_reader_main(void *arg)
         atomic_store(&srv->readers_up, false);
     for (;;) {
         pthread_mutex_lock(&q->mu);
-        while (!q->head && !q->stopping) {
-            if (!store_db_up(db)) {
-                int64_t at = db->next_try_ms;
-                if (at > store_now_ms())
-                    store_queue_wait(q, at);
-                pthread_mutex_unlock(&q->mu);
-                if (store_db_ensure(db) == STORE_OK)
-                    atomic_store(&srv->readers_up, true);
-                pthread_mutex_lock(&q->mu);
-                continue;
-            }
-            store_queue_wait(q, -1);
-        }
+        store_db_wait_work(db, q, store__reader_tried);
         store_op *op = store_queue_pop_locked(q);
         pthread_mutex_unlock(&q->mu);
         if (!op)

@@ -210,6 +210,11 @@ void store_queue_wait_us(store_queue *q, int64_t deadline_us);
 /* Unlinks the head (q->mu held). */
 store_op *store_queue_pop_locked(store_queue *q);
 void store_queue_destroy(store_queue *q);
+/* A worker's idle wait (q->mu held, and held again on return): until q has
+ * an op or is stopping. While db is down it wakes at each reconnect time,
+ * tries store_db_ensure without the lock and tells after_try the result,
+ * so the worker can publish whether it is up. */
+void store_db_wait_work(store_db *db, store_queue *q, void (*after_try)(store_db *db, int rc));
 /* Appends; returns false when the queue is stopping (op not queued). */
 bool store_queue_push(store_queue *q, store_op *op);
 
