@@ -13,13 +13,12 @@
  * rejection, the floor under the gateway's hammer figure.
  */
 #include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bare_server.h"
 
 typedef struct echo_call {
     int replying;
@@ -111,52 +110,21 @@ int main(int argc, char **argv)
         return 2;
     }
     int nthreads = argc > 2 ? atoi(argv[2]) : 1;
-    if (nthreads < 1 || nthreads > 64)
+    if (nthreads < 1 || nthreads > BARE_MAX_THREADS)
         nthreads = 1;
     fail_mode = argc > 3 && strcmp(argv[3], "fail") == 0;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    grpc_init();
-    server = grpc_server_create(NULL, NULL);
-    method = grpc_server_register_method(server, "/grpc.health.v1.Health/Check", NULL,
-                                         GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-    grpc_completion_queue *cqs[64];
-    pthread_t th[64];
-    for (int i = 0; i < nthreads; i++) {
-        cqs[i] = grpc_completion_queue_create_for_next(NULL);
-        grpc_server_register_completion_queue(server, cqs[i], NULL);
-    }
-    char addr[64];
-    snprintf(addr, sizeof(addr), "127.0.0.1:%s", argv[1]);
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    int port = grpc_server_add_http2_port(server, addr, creds);
-    grpc_server_credentials_release(creds);
+    bare_server b;
+    int port = bare_server_listen(&b, argv[1], "/grpc.health.v1.Health/Check", nthreads);
     if (port == 0) {
-        fprintf(stderr, "bare-echo: cannot listen on %s\n", addr);
+        fprintf(stderr, "bare-echo: cannot listen on 127.0.0.1:%s\n", argv[1]);
         return 1;
     }
-    grpc_server_start(server);
-    for (int i = 0; i < nthreads; i++)
-        pthread_create(&th[i], NULL, echo_worker, cqs[i]);
+    server = b.server;
+    method = b.method;
+    bare_server_start(&b, echo_worker);
     printf("bare-echo listening on %d with %d threads\n", port, nthreads);
     fflush(stdout);
-    int sig;
-    sigwait(&set, &sig);
-    grpc_completion_queue *scq = grpc_completion_queue_create_for_pluck(NULL);
-    grpc_server_shutdown_and_notify(server, scq, NULL);
-    grpc_server_cancel_all_calls(server);
-    grpc_completion_queue_pluck(scq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    for (int i = 0; i < nthreads; i++) {
-        grpc_completion_queue_shutdown(cqs[i]);
-        pthread_join(th[i], NULL);
-        grpc_completion_queue_destroy(cqs[i]);
-    }
-    grpc_server_destroy(server);
-    grpc_completion_queue_shutdown(scq);
-    grpc_completion_queue_destroy(scq);
+    bare_server_wait_and_stop(&b);
     grpc_shutdown();
     return 0;
 }

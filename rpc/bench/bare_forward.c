@@ -19,15 +19,14 @@
  * Stops on SIGINT/SIGTERM.
  */
 #include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bare_server.h"
 
 #define FWD_MAX_MD 8
 #define FWD_TIMEOUT_MS 5000 /* the gateway's default downstream timeout */
@@ -198,7 +197,7 @@ int main(int argc, char **argv)
     if (argc < 5)
         usage();
     int nthreads = argc > 5 ? atoi(argv[5]) : 1;
-    if (nthreads < 1 || nthreads > 64)
+    if (nthreads < 1 || nthreads > BARE_MAX_THREADS)
         usage();
     for (int i = 6; i < argc; i++) {
         char *eq = strchr(argv[i], '=');
@@ -208,12 +207,14 @@ int main(int argc, char **argv)
         out_md[out_md_count].key = grpc_slice_from_static_string(argv[i]);
         out_md[out_md_count++].value = grpc_slice_from_static_string(eq + 1);
     }
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    grpc_init();
+    bare_server b;
+    int port = bare_server_listen(&b, argv[1], argv[3], nthreads);
+    if (port == 0) {
+        fprintf(stderr, "bare-forward: cannot listen on 127.0.0.1:%s\n", argv[1]);
+        return 1;
+    }
+    server = b.server;
+    in_method = b.method;
 
     /* The channel settings of the runtime (rpc/src/client.c) that matter
      * per call: no retries, no channelz, no keepalive pings. */
@@ -228,48 +229,11 @@ int main(int argc, char **argv)
     grpc_channel_credentials_release(ccreds);
     out_path = grpc_slice_from_static_string(argv[4]);
 
-    grpc_arg sargs[] = {
-        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0},
-    };
-    grpc_channel_args scargs = {.num_args = 1, .args = sargs};
-    server = grpc_server_create(&scargs, NULL);
-    in_method = grpc_server_register_method(server, argv[3], NULL,
-                                            GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-    grpc_completion_queue *cqs[64];
-    pthread_t th[64];
-    for (int i = 0; i < nthreads; i++) {
-        cqs[i] = grpc_completion_queue_create_for_next(NULL);
-        grpc_server_register_completion_queue(server, cqs[i], NULL);
-    }
-    char addr[64];
-    snprintf(addr, sizeof(addr), "127.0.0.1:%s", argv[1]);
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    int port = grpc_server_add_http2_port(server, addr, creds);
-    grpc_server_credentials_release(creds);
-    if (port == 0) {
-        fprintf(stderr, "bare-forward: cannot listen on %s\n", addr);
-        return 1;
-    }
-    grpc_server_start(server);
-    for (int i = 0; i < nthreads; i++)
-        pthread_create(&th[i], NULL, fwd_worker, cqs[i]);
+    bare_server_start(&b, fwd_worker);
     printf("bare-forward listening on %d, forwarding %s to %s%s with %d threads\n", port, argv[3],
            argv[2], argv[4], nthreads);
     fflush(stdout);
-
-    int sig;
-    sigwait(&set, &sig);
-    grpc_completion_queue *scq = grpc_completion_queue_create_for_pluck(NULL);
-    grpc_server_shutdown_and_notify(server, scq, NULL);
-    grpc_server_cancel_all_calls(server);
-    grpc_completion_queue_pluck(scq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    grpc_server_destroy(server);
-    grpc_completion_queue_destroy(scq);
-    for (int i = 0; i < nthreads; i++) {
-        grpc_completion_queue_shutdown(cqs[i]);
-        pthread_join(th[i], NULL);
-        grpc_completion_queue_destroy(cqs[i]);
-    }
+    bare_server_wait_and_stop(&b);
     grpc_channel_destroy(channel);
     grpc_shutdown();
     return 0;
