@@ -264,10 +264,5 @@ size_t solver_cgp_format(const solver_cgp *c, char *buf, size_t len)
     if (c->lexicon[0])
         o += (size_t)snprintf(tmp + o, sizeof tmp - o, " lex %s;", c->lexicon);
     tmp[o] = 0;
-    if (len) {
-        size_t k = o < len ? o : len - 1;
-        memcpy(buf, tmp, k);
-        buf[k] = 0;
-    }
-    return o;
+    return solver__copy_out(buf, len, tmp, o);
 }

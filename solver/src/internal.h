@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* KWG node: one 32-bit word.  Sibling lists are contiguous runs of nodes
  * sorted by tile, the last one flagged IS_END.  ARC is the index of the first
@@ -129,6 +130,18 @@ void solver__errf(char *err, size_t errlen, const char *fmt, ...)
 static inline int solver__sq(int row, int col)
 {
     return row * SOLVER_DIM + col;
+}
+
+/* Copies the n-character text tmp (NUL-terminated) to buf[len], cut to
+ * fit, and returns n: the snprintf convention of the format functions. */
+static inline size_t solver__copy_out(char *buf, size_t len, const char *tmp, size_t n)
+{
+    if (len) {
+        size_t k = n < len ? n : len - 1;
+        memcpy(buf, tmp, k);
+        buf[k] = 0;
+    }
+    return n;
 }
 
 #endif

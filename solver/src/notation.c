@@ -49,12 +49,7 @@ size_t solver_move_format(const solver_move *m, char *buf, size_t len)
             tmp[o++] = ')';
     }
     tmp[o] = 0;
-    if (len) {
-        size_t k = o < len ? o : len - 1;
-        memcpy(buf, tmp, k);
-        buf[k] = 0;
-    }
-    return o;
+    return solver__copy_out(buf, len, tmp, o);
 }
 
 int solver_move_parse(const solver_board *b, const char *s, solver_move *m, char *err,
