@@ -370,18 +370,31 @@ static int lt_seed_load(int argc, char **argv, lt_seed_cfg *c)
     return 0;
 }
 
-int lt_cmd_seed(int argc, char **argv, lt_stop *stop)
+/* What seed and cleanup share: their options and a Postgres connection.
+ * Returns -1 with *pg open, or the exit code to return (help, usage,
+ * unreachable Postgres). */
+static int lt_seed__open(const char *cmd, int argc, char **argv, lt_seed_cfg *c, PGconn **pg)
 {
-    lt_seed_cfg c;
-    int lr = lt_seed_load(argc, argv, &c);
+    int lr = lt_seed_load(argc, argv, c);
     if (lr != 0)
         return lr > 0 ? LT_EXIT_OK : LT_EXIT_USAGE;
     char err[512] = "";
-    PGconn *pg = lt_pg_connect(c.pg, err, sizeof(err));
-    if (!pg) {
-        fprintf(stderr, "loadtest seed: %s\n", err);
+    *pg = lt_pg_connect(c->pg, err, sizeof(err));
+    if (!*pg) {
+        fprintf(stderr, "loadtest %s: %s\n", cmd, err);
         return LT_EXIT_FAIL;
     }
+    return -1;
+}
+
+int lt_cmd_seed(int argc, char **argv, lt_stop *stop)
+{
+    lt_seed_cfg c;
+    PGconn *pg;
+    int ex = lt_seed__open("seed", argc, argv, &c, &pg);
+    if (ex >= 0)
+        return ex;
+    char err[512] = "";
     uint64_t t0 = lt_now_ns();
     int created;
     int rc =
@@ -399,15 +412,11 @@ int lt_cmd_seed(int argc, char **argv, lt_stop *stop)
 int lt_cmd_cleanup(int argc, char **argv, lt_stop *stop)
 {
     lt_seed_cfg c;
-    int lr = lt_seed_load(argc, argv, &c);
-    if (lr != 0)
-        return lr > 0 ? LT_EXIT_OK : LT_EXIT_USAGE;
+    PGconn *pg;
+    int ex = lt_seed__open("cleanup", argc, argv, &c, &pg);
+    if (ex >= 0)
+        return ex;
     char err[512] = "";
-    PGconn *pg = lt_pg_connect(c.pg, err, sizeof(err));
-    if (!pg) {
-        fprintf(stderr, "loadtest cleanup: %s\n", err);
-        return LT_EXIT_FAIL;
-    }
     uint64_t t0 = lt_now_ns();
     long long removed;
     int rc = lt_seed_cleanup(pg, c.tag, &removed, err, sizeof(err));
