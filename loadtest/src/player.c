@@ -701,6 +701,21 @@ static void lt_game_over(lt_player *p)
     lt_reset_game(p);
 }
 
+/* The player is in step with its game: play if it is its turn, else maybe
+ * chat or look around (social_pct), else wait for the next tick. */
+static void lt_act(lt_player *p, uint64_t done)
+{
+    if (p->my_turn) {
+        lt_take_turn(p, done);
+        return;
+    }
+    if (p->run->c.social_pct > 0 && (int)(lt_rand(p) % 100) < p->run->c.social_pct) {
+        lt_social(p, done);
+        return;
+    }
+    lt_schedule_next_tick(p, false);
+}
+
 static void lt_on_state(lt_player *p, Scrabble__V1__GameState *gs, uint64_t done)
 {
     lt_run *r = p->run;
@@ -741,15 +756,7 @@ static void lt_on_state(lt_player *p, Scrabble__V1__GameState *gs, uint64_t done
         lt_run_cur(r)->board_mismatch++;
         lt_board_from_rows(p, gs->board, gs->n_board);
     }
-    if (p->my_turn) {
-        lt_take_turn(p, done);
-        return;
-    }
-    if (r->c.social_pct > 0 && (int)(lt_rand(p) % 100) < r->c.social_pct) {
-        lt_social(p, done);
-        return;
-    }
-    lt_schedule_next_tick(p, false);
+    lt_act(p, done);
 }
 
 static void lt_on_history(lt_player *p, Scrabble__V1__GetHistoryReply *h, uint64_t done)
@@ -795,15 +802,7 @@ static void lt_on_history(lt_player *p, Scrabble__V1__GetHistoryReply *h, uint64
         lt_schedule_next_tick(p, false);
         return;
     }
-    if (p->my_turn) {
-        lt_take_turn(p, done);
-        return;
-    }
-    if (r->c.social_pct > 0 && (int)(lt_rand(p) % 100) < r->c.social_pct) {
-        lt_social(p, done);
-        return;
-    }
-    lt_schedule_next_tick(p, false);
+    lt_act(p, done);
 }
 
 static void lt_on_invitation(lt_player *p, Scrabble__V1__Invitation *inv)
