@@ -223,6 +223,18 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     return 0;
 }
 
+/* Fails the detached waiter list w with st, each dropping the reference
+ * to e it held (e->mu not held). */
+static void game__fail_waiters(game_svc *svc, game_entry *e, game_op *w, const rpc_status *st)
+{
+    while (w) {
+        game_op *n = w->next;
+        rpc_call_fail_status(w->call, st);
+        game_cache_release(svc->cache, e);
+        w = n;
+    }
+}
+
 static void game__load_done(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     game__load *ld = arg;
@@ -254,12 +266,7 @@ static void game__load_done(void *arg, const rpc_status *st, ProtobufCMessage *r
         e->wait_head = e->wait_tail = NULL;
         e->reloading = false;
         pthread_mutex_unlock(&e->mu);
-        while (w) {
-            game_op *n = w->next;
-            rpc_call_fail_status(w->call, &fail);
-            game_cache_release(svc->cache, e);
-            w = n;
-        }
+        game__fail_waiters(svc, e, w, &fail);
         return;
     }
     pthread_mutex_unlock(&e->mu);
@@ -284,12 +291,7 @@ static void game__load_fail(game__load *ld, const rpc_status *st)
     game_op *w = e->wait_head;
     e->wait_head = e->wait_tail = NULL;
     pthread_mutex_unlock(&e->mu);
-    while (w) {
-        game_op *n = w->next;
-        rpc_call_fail_status(w->call, &fail);
-        game_cache_release(svc->cache, e);
-        w = n;
-    }
+    game__fail_waiters(svc, e, w, &fail);
 }
 
 /* ------------------------------------------------------------------ */
