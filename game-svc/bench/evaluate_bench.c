@@ -27,12 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "scrabble/v1/game.pb-c.h"
 #include "scrabble/v1/store.pb-c.h"
@@ -88,43 +86,10 @@ static ProtobufCMessage *sync_call(rpc_channel *ch, const char *path, const Prot
     return reply;
 }
 
-/* GET /metrics and sum game_store_calls_total over its methods. */
+/* game_store_calls_total over its methods, from game-svc's /metrics. */
 static long store_calls(const char *addr)
 {
-    char host[64];
-    int port;
-    const char *colon = strrchr(addr, ':');
-    if (!colon)
-        return -1;
-    snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
-    port = atoi(colon + 1);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, host, &sa.sin_addr);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        close(fd);
-        return -1;
-    }
-    const char *rq = "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n";
-    if (write(fd, rq, strlen(rq)) < 0) {
-        close(fd);
-        return -1;
-    }
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap);
-    ssize_t n;
-    while ((n = read(fd, buf + len, cap - len - 1)) > 0)
-        len += (size_t)n;
-    close(fd);
-    buf[len] = 0;
-    long total = 0;
-    for (char *p = buf; (p = strstr(p, "\ngame_store_calls_total{")); p++) {
-        char *sp = strchr(p, '}');
-        if (sp)
-            total += atol(sp + 1);
-    }
-    free(buf);
-    return total;
+    return (long)metrics_scrape_sum(addr, "game_store_calls_total");
 }
 
 /* utime + stime of a process, in seconds. */

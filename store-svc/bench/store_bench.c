@@ -19,20 +19,18 @@
  * was descheduled on a busy machine.
  */
 #include <dirent.h>
-#include <arpa/inet.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rpc/arena.h"
+#include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "scrabble/v1/store.pb-c.h"
 
@@ -70,33 +68,11 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static double metric(bench *b, const char *name)
+static double scraped(bench *b, const char *name)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(b->metrics_port)};
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return -1;
-    }
-    const char *rq = "GET /metrics HTTP/1.0\r\n\r\n";
-    if (write(fd, rq, strlen(rq)) < 0) {
-        close(fd);
-        return -1;
-    }
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap);
-    ssize_t n;
-    while ((n = read(fd, buf + len, cap - len - 1)) > 0)
-        len += (size_t)n;
-    buf[len] = '\0';
-    close(fd);
-    char key[128];
-    snprintf(key, sizeof(key), "\n%s ", name);
-    char *p = strstr(buf, key);
-    double v = p ? strtod(p + strlen(key), NULL) : -1;
-    free(buf);
-    return v;
+    char addr[32];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", b->metrics_port);
+    return metrics_scrape_sum(addr, name);
 }
 
 /* CPU ticks of a process and, with children, of its direct children
@@ -408,8 +384,8 @@ int main(int argc, char **argv)
 
     offer(&b, 2.0); /* warm-up: connections, plans, caches */
 
-    double tx0 = metric(&b, "store_tx_total"), ops0 = metric(&b, "store_batch_ops_total");
-    double bat0 = metric(&b, "store_batches_total");
+    double tx0 = scraped(&b, "store_tx_total"), ops0 = scraped(&b, "store_batch_ops_total");
+    double bat0 = scraped(&b, "store_batches_total");
     long long pg0 = pg_ticks(b.pg_pid), svc0 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
     int64_t t0 = now_ns();
     pthread_mutex_lock(&b.mu);
@@ -421,9 +397,9 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&b.mu);
     double elapsed = (now_ns() - t0) / 1e9;
     long long pg1 = pg_ticks(b.pg_pid), svc1 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
-    double tx = metric(&b, "store_tx_total") - tx0,
-           ops = metric(&b, "store_batch_ops_total") - ops0;
-    double batches = metric(&b, "store_batches_total") - bat0;
+    double tx = scraped(&b, "store_tx_total") - tx0,
+           ops = scraped(&b, "store_batch_ops_total") - ops0;
+    double batches = scraped(&b, "store_batches_total") - bat0;
     /* Let in-flight calls land before the numbers are final. */
     for (int i = 0; i < 500; i++) {
         pthread_mutex_lock(&b.mu);

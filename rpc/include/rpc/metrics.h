@@ -45,4 +45,10 @@ size_t metrics_render(metrics_registry *r, char **buf);
  * thread. Returns the bound port, or -1 (message in err). */
 int metrics_serve(metrics_registry *r, const char *listen, char *err, size_t errlen);
 
+/* The reading side, for tests and benchmarks: GET http://addr/metrics
+ * ("host:port") and the sum of every sample of metric `name`, unlabelled
+ * or with any labels. -1 when the endpoint does not answer (5 s at most)
+ * or has no such sample. */
+double metrics_scrape_sum(const char *addr, const char *name);
+
 #endif

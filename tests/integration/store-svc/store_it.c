@@ -8,8 +8,6 @@
  * stats, chat, every bad input of the contract, batching (read from the
  * metrics), and a Postgres restart in the middle of a stream of writes.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,13 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "rpc/arena.h"
+#include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "scrabble/v1/store.pb-c.h"
 
@@ -179,30 +177,11 @@ static Scrabble__V1__GameRecord *load(int64_t game)
 }
 
 /* The value of an unlabelled metric from the service's /metrics. */
-static double metric_value(const char *name)
+static double metric_scraped(const char *name)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(g_metrics_port)};
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
-        fail_msg("metrics connect failed");
-    const char *rq = "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n";
-    if (write(fd, rq, strlen(rq)) < 0)
-        fail_msg("metrics write failed");
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap);
-    ssize_t n;
-    while ((n = read(fd, buf + len, cap - len - 1)) > 0)
-        len += (size_t)n;
-    buf[len] = '\0';
-    close(fd);
-    double v = -1;
-    char key[128];
-    snprintf(key, sizeof(key), "\n%s ", name);
-    char *p = strstr(buf, key);
-    if (p)
-        v = strtod(p + strlen(key), NULL);
-    free(buf);
+    char addr[32];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", g_metrics_port);
+    double v = metrics_scrape_sum(addr, name);
     if (v < 0)
         fail_msg("metric %s not found", name);
     return v;
@@ -760,8 +739,8 @@ static void test_batching(void **state)
     int64_t ids[GAMES], pa[GAMES], pb[GAMES];
     for (int i = 0; i < GAMES; i++)
         ids[i] = new_game(&pa[i], &pb[i])->game_id;
-    double b0 = metric_value("store_batches_total"), o0 = metric_value("store_batch_ops_total");
-    double t0 = metric_value("store_tx_total");
+    double b0 = metric_scraped("store_batches_total"), o0 = metric_scraped("store_batch_ops_total");
+    double t0 = metric_scraped("store_tx_total");
     waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
     for (int round = 1; round <= ROUNDS; round++) {
         w.pending = GAMES;
@@ -784,9 +763,9 @@ static void test_batching(void **state)
     }
     assert_int_equal(w.failed, 0);
     assert_int_equal(w.ok, GAMES * ROUNDS);
-    double batches = metric_value("store_batches_total") - b0;
-    double ops = metric_value("store_batch_ops_total") - o0;
-    double tx = metric_value("store_tx_total") - t0;
+    double batches = metric_scraped("store_batches_total") - b0;
+    double ops = metric_scraped("store_batch_ops_total") - o0;
+    double tx = metric_scraped("store_tx_total") - t0;
     print_message("batching: %.0f commits in %.0f batches, %.0f transactions (%.1f ops/tx)\n", ops,
                   batches, tx, ops / tx);
     assert_true(ops == GAMES * ROUNDS);
@@ -915,7 +894,7 @@ static void test_pg_restart_mid_stream(void **state)
     stream_arg s[STREAMS];
     pthread_t th[STREAMS];
     volatile int stop = 0;
-    double r0 = metric_value("store_db_reconnects_total");
+    double r0 = metric_scraped("store_db_reconnects_total");
     for (int i = 0; i < STREAMS; i++) {
         memset(&s[i], 0, sizeof(s[i]));
         s[i].game = new_game(&s[i].account[0], &s[i].account[1])->game_id;
@@ -944,10 +923,10 @@ static void test_pg_restart_mid_stream(void **state)
     print_message("restart: %ld acks before, %ld after; %d UNAVAILABLE retried, %d acks were "
                   "duplicates of in-doubt writes; reconnects %.0f\n",
                   (long)before, (long)after, unavailable, dups,
-                  metric_value("store_db_reconnects_total") - r0);
+                  metric_scraped("store_db_reconnects_total") - r0);
     assert_true(unavailable > 0); /* the outage was seen */
     assert_true(after > before);  /* and writes resumed */
-    assert_true(metric_value("store_db_reconnects_total") > r0);
+    assert_true(metric_scraped("store_db_reconnects_total") > r0);
     /* Every acknowledged move is there, exactly once, in order, nothing
      * beyond the last ack. */
     for (int i = 0; i < STREAMS; i++) {

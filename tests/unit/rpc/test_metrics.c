@@ -329,6 +329,35 @@ static void test_serve_bad_addresses(void **state)
     metrics_registry_destroy(r);
 }
 
+/* metrics_scrape_sum reads what metrics_serve serves: an unlabelled
+ * sample, the sum over label sets, never a histogram's _bucket/_sum lines
+ * or a HELP line; -1 for a metric that is absent or an endpoint that does
+ * not answer. */
+static void test_scrape_sum(void **state)
+{
+    (void)state;
+    metrics_registry *r = metrics_registry_create();
+    metric_add(metrics_counter(r, "t_plain_total", NULL, "plain t_plain_total"), 7);
+    metric_add(metrics_counter(r, "t_calls_total", "code=\"OK\"", "calls"), 5);
+    metric_add(metrics_counter(r, "t_calls_total", "code=\"NOT_FOUND\"", "calls"), 2);
+    metric_observe(metrics_histogram(r, "t_calls", NULL, "latency", metrics_latency_bounds,
+                                     metrics_latency_bounds_count),
+                   0.5);
+    char err[128], addr[32];
+    int port = metrics_serve(r, "127.0.0.1:0", err, sizeof(err));
+    if (port < 0)
+        fail_msg("metrics_serve: %s", err);
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+    assert_true(metrics_scrape_sum(addr, "t_plain_total") == 7);
+    assert_true(metrics_scrape_sum(addr, "t_calls_total") == 7);
+    assert_true(metrics_scrape_sum(addr, "t_calls_count") == 1);
+    assert_true(metrics_scrape_sum(addr, "t_absent") == -1);
+    assert_true(metrics_scrape_sum(addr, "t_plain") == -1); /* a prefix is not a name */
+    metrics_registry_destroy(r);
+    assert_true(metrics_scrape_sum(addr, "t_plain_total") == -1); /* endpoint gone */
+    assert_true(metrics_scrape_sum("no-port", "t_plain_total") == -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_updates),
         cmocka_unit_test(test_serve),
         cmocka_unit_test(test_serve_bad_addresses),
+        cmocka_unit_test(test_scrape_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
