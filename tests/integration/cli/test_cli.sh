@@ -11,15 +11,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/stack.sh
 . "$HERE/../lib/stack.sh"
 
-missing=()
-for b in store-svc game-svc gateway scrabble-cli scrabble-solver; do
-    [ -x "$BUILD_DIR/bin/$b" ] || missing+=("$b")
-done
-[ -f "$BUILD_DIR/share/wamerican.kwg" ] || missing+=("share/wamerican.kwg")
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "FAIL: not built in $BUILD_DIR: ${missing[*]}" >&2
-    exit 1
-fi
+stack_require store-svc game-svc gateway scrabble-cli scrabble-solver share/wamerican.kwg
 
 stack_init
 pg_up

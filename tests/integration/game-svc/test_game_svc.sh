@@ -10,9 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
 
-for b in store-svc game-svc game_it; do
-    [ -x "$BUILD_DIR/bin/$b" ] || { echo "SKIP: $BUILD_DIR/bin/$b not built"; exit 77; }
-done
+stack_require store-svc game-svc game_it
 
 stack_init
 pg_up

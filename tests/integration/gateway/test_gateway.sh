@@ -7,9 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
 
-for b in store-svc game-svc gateway; do
-    [ -x "$BUILD_DIR/bin/$b" ] || { echo "SKIP: $BUILD_DIR/bin/$b not built"; exit 77; }
-done
+stack_require store-svc game-svc gateway
 
 stack_init
 pg_up

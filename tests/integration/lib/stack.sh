@@ -12,6 +12,7 @@
 #       (FLAGS are extra --name=value flags after the standard ones)
 #   svc_up NAME BIN PORT ARGS... # start any binary, wait for SERVING on PORT
 #   svc_start NAME BIN ARGS... # start any binary; its log is $STACK_TMP/NAME.log
+#   stack_require BIN|PATH...  # exit 77 (skipped) unless built in $BUILD_DIR
 #   stack_defer 'CMD'          # extra teardown, run first
 #   free_port                  # a free loopback TCP port
 #   wait_port HOST PORT SECS   # until a TCP connect succeeds (1 on timeout)
@@ -31,6 +32,20 @@ export PG_FSYNC=${PG_FSYNC:-off}
 STACK_PIDS=()
 STACK_NAMES=()
 STACK_DEFERRED=()
+
+# stack_require ARTIFACT...: each a binary name in $BUILD_DIR/bin or a
+# path under $BUILD_DIR (share/wamerican.kwg); exits 77 (ctest: skipped)
+# naming what is missing, for components CMake left out of this build.
+stack_require() {
+    local a missing=()
+    for a in "$@"; do
+        case "$a" in
+        */*) [ -f "$BUILD_DIR/$a" ] || missing+=("$a") ;;
+        *) [ -x "$BUILD_DIR/bin/$a" ] || missing+=("bin/$a") ;;
+        esac
+    done
+    [ ${#missing[@]} -eq 0 ] || { echo "SKIP: not built in $BUILD_DIR: ${missing[*]}"; exit 77; }
+}
 
 # stack_defer CMD: run CMD (eval'ed) first thing at teardown.
 stack_defer() { STACK_DEFERRED+=("$1"); }
