@@ -13,7 +13,8 @@
  * of a game are sequential, as game-svc sends them). A tick that finds no
  * idle game counts as "missed": the offered rate was not held.
  *
- * Two more lines per run: the latency percentiles, and the pacing actually
+ * Two more lines per run: the latency percentiles with the mean time of a
+ * batch's COMMIT (store_commit_seconds), and the pacing actually
  * offered (how late each send left against its tick, and the gaps between
  * sends), which tells a steady 1,000/s from bursts after the bench itself
  * was descheduled on a busy machine.
@@ -386,6 +387,8 @@ int main(int argc, char **argv)
 
     double tx0 = scraped(&b, "store_tx_total"), ops0 = scraped(&b, "store_batch_ops_total");
     double bat0 = scraped(&b, "store_batches_total");
+    double csum0 = scraped(&b, "store_commit_seconds_sum"),
+           ccnt0 = scraped(&b, "store_commit_seconds_count");
     long long pg0 = pg_ticks(b.pg_pid), svc0 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
     int64_t t0 = now_ns();
     pthread_mutex_lock(&b.mu);
@@ -400,6 +403,9 @@ int main(int argc, char **argv)
     double tx = scraped(&b, "store_tx_total") - tx0,
            ops = scraped(&b, "store_batch_ops_total") - ops0;
     double batches = scraped(&b, "store_batches_total") - bat0;
+    double commits = scraped(&b, "store_commit_seconds_count") - ccnt0;
+    double commit_ms =
+        commits > 0 ? (scraped(&b, "store_commit_seconds_sum") - csum0) * 1e3 / commits : 0;
     /* Let in-flight calls land before the numbers are final. */
     for (int i = 0; i < 500; i++) {
         pthread_mutex_lock(&b.mu);
@@ -418,11 +424,12 @@ int main(int argc, char **argv)
            b.label, b.rate, b.ok / elapsed, b.ok, b.errors, b.missed, p50, p99,
            ops > 0 ? tx / ops : 0, batches > 0 ? ops / batches : 0, pg_cpu,
            b.ok ? pg_cpu * 1000.0 / b.ok : 0, b.ok && b.svc_pid ? svc_cpu * 1000.0 / b.ok : 0);
-    printf("%-14s latency_ms: p10=%.2f p50=%.2f p90=%.2f p95=%.2f p99=%.2f p99.9=%.2f max=%.2f\n",
+    printf("%-14s latency_ms: p10=%.2f p50=%.2f p90=%.2f p95=%.2f p99=%.2f p99.9=%.2f max=%.2f"
+           " commit_mean=%.3f\n",
            b.label, pct(b.lat_us, b.nlat, 0.1) / 1000.0, pct(b.lat_us, b.nlat, 0.5) / 1000.0,
            pct(b.lat_us, b.nlat, 0.9) / 1000.0, pct(b.lat_us, b.nlat, 0.95) / 1000.0,
            pct(b.lat_us, b.nlat, 0.99) / 1000.0, pct(b.lat_us, b.nlat, 0.999) / 1000.0,
-           b.nlat ? b.lat_us[b.nlat - 1] / 1000.0 : 0);
+           b.nlat ? b.lat_us[b.nlat - 1] / 1000.0 : 0, commit_ms);
     print_pacing(&b);
     fflush(stdout);
     rpc_channel_destroy(b.ch);

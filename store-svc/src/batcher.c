@@ -346,8 +346,12 @@ static void store__run_tx(store_server *srv, store_tx *tx, int64_t until_us)
     metric_add(srv->m.batches, 1);
     metric_add(srv->m.batch_ops, tx->n);
     metric_observe(srv->m.batch_size, tx->n);
-    if (rc == STORE_OK)
+    if (rc == STORE_OK) {
+        int64_t t0 = store_now_us();
         rc = store__tx_commit(srv, tx);
+        if (rc == STORE_OK)
+            metric_observe(srv->m.commit_seconds, (double)(store_now_us() - t0) / 1e6);
+    }
     if (rc == STORE_OK) {
         for (int i = 0; i < tx->n; i++)
             store_op_finish(tx->ops[i]);

@@ -20,6 +20,10 @@ void store_metrics_init(store_metrics *m, metrics_registry *r)
     m->batch_size = metrics_histogram(r, "store_batch_size", NULL, "Write operations per batch",
                                       store__batch_bounds,
                                       sizeof(store__batch_bounds) / sizeof(store__batch_bounds[0]));
+    m->commit_seconds = metrics_histogram(
+        r, "store_commit_seconds", NULL,
+        "From sending a batch's COMMIT to its result (the durable WAL flush), per batch",
+        metrics_latency_bounds, metrics_latency_bounds_count);
     m->tx = metrics_counter(r, "store_tx_total", NULL,
                             "Write transactions sent to Postgres, retries included");
     m->retries = metrics_counter(r, "store_batch_retries_total", NULL,

@@ -222,6 +222,7 @@ typedef struct store_metrics {
     metric *batches;            /* store_batches_total */
     metric *batch_ops;          /* store_batch_ops_total */
     metric *batch_size;         /* store_batch_size histogram */
+    metric *commit_seconds;     /* store_commit_seconds histogram */
     metric *tx;                 /* store_tx_total */
     metric *retries;            /* store_batch_retries_total */
     metric *reconnects;         /* store_db_reconnects_total */
