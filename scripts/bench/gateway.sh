@@ -65,16 +65,22 @@ measure() { # name pid port path body -> a line; LAST_US = CPU µs per call
 ratio() { awk -v a="$2" -v b="$3" -v name="$1" 'BEGIN { printf "    %s = %.2f\n", name, a / b }'; }
 
 metric() { curl -s "127.0.0.1:$GATEWAY_METRICS_PORT/metrics" | awk -v m="$1" 'index($0, m) == 1 {s += $NF} END {print s + 0}'; }
-getstate_ok='rpc_server_calls_total{method="/scrabble.v1.Edge/GetState",code="OK"}'
+# measure_gateway NAME PATH BODY SERIES WHAT: measure the gateway, then say
+# how many calls the SERIES counter saw (proof of what the calls did).
+measure_gateway() {
+    local before after
+    before=$(metric "$4")
+    measure "$1" "$gw_pid" "$GATEWAY_PORT" "$2" "$3"
+    after=$(metric "$4")
+    echo "    $5: $((after - before)) of $n"
+}
 
 echo "game $game; $n calls per run; gateway 2 workers, every C-core peer 2 threads; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "1. hammer: ListGames over budget, h2load -c 32 -m 64 -t 2 (saturated)"
 for r in $(seq "$rounds"); do
-    before=$(metric 'gateway_rate_limited_total')
-    measure "gateway ListGames" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/ListGames "$body_list"
+    measure_gateway "gateway ListGames" /scrabble.v1.Edge/ListGames "$body_list" \
+        gateway_rate_limited_total "rejected by the limiter"
     gw=$LAST_US
-    after=$(metric 'gateway_rate_limited_total')
-    echo "    rejected by the limiter: $((after - before)) of $n"
     # The same status, details and trailer, from the bare core.
     measure "bare-echo fail" "$fail_pid" "$fail_port" /grpc.health.v1.Health/Check "$body_list"
     fail=$LAST_US
@@ -85,11 +91,10 @@ done
 
 forward_rounds() { # label
     for r in $(seq "$rounds"); do
-        before=$(metric "$getstate_ok")
-        measure "gateway GetState $1" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$state"
+        measure_gateway "gateway GetState $1" /scrabble.v1.Edge/GetState "$state" \
+            'rpc_server_calls_total{method="/scrabble.v1.Edge/GetState",code="OK"}' \
+            "forwarded and answered OK"
         gw=$LAST_US
-        after=$(metric "$getstate_ok")
-        echo "    forwarded and answered OK: $((after - before)) of $n"
         measure "bare-forward GetState $1" "$fwd_pid" "$fwd_port" /scrabble.v1.Edge/GetState "$state"
         fwd=$LAST_US
         measure "bare-echo $1" "$bare_pid" "$bare_port" /grpc.health.v1.Health/Check "$body_list"
