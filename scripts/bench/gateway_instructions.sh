@@ -29,10 +29,9 @@ GATEWAY_WORKERS=1
 start() {
     local name=$1 port=$2
     shift 2
-    valgrind --tool=callgrind --callgrind-out-file="$STACK_TMP/cg.$name" "$@" \
-        >"$STACK_TMP/$name.log" 2>&1 &
-    eval "pid_${name//-/_}=$!"
-    stack_defer "kill $! 2>/dev/null"
+    svc_start "$name" "$(command -v valgrind)" --tool=callgrind \
+        --callgrind-out-file="$STACK_TMP/cg.$name" "$@"
+    eval "pid_${name//-/_}=$SVC_PID"
     wait_port 127.0.0.1 "$port" 60 || {
         echo "$name did not start" >&2
         exit 1
