@@ -139,20 +139,97 @@ make_reachable_by() {
 #   svc_args_store   GRPC_PORT METRICS_PORT PG_PORT
 #   svc_args_game    GRPC_PORT METRICS_PORT STORE_PORT REDIS_PORT INSTANCE LEXICON_DIR
 #   svc_args_gateway GRPC_PORT METRICS_PORT STORE_PORT REDIS_PORT GAME_PORTS(comma list)
+#   (the credentials flags come from creds_args_*, below; SECRETS_DIR must be set)
 svc_args_store() {
-    printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
-        "--pg=host=127.0.0.1 port=$3 dbname=scrabble user=scrabble"
+    printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2"
+    creds_args_store "$3"
 }
 svc_args_game() {
     printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
         "--store=127.0.0.1:$3" "--redis=127.0.0.1:$4" "--instance=$5" "--lexicon-dir=$6"
+    creds_args_redis
 }
 svc_args_gateway() {
     local games="" p
     for p in ${5//,/ }; do games+="${games:+,}127.0.0.1:$p"; done
     printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
         "--store=127.0.0.1:$3" "--games=$games" "--redis=127.0.0.1:$4"
+    creds_args_redis
 }
+
+# ---------------------------------------------------------------------------
+# Database and Redis credentials (docs/SECURITY.md, "Database and Redis
+# credentials"). Every secret is a file in SECRETS_DIR (var/secrets for the
+# dev stack, $STACK_TMP/secrets in tests), mode 0600, generated on first use
+# by scripts/pg.sh and scripts/redis.sh, never committed:
+#   pg-<role>.pgpass    a libpq passfile line "*:*:*:<role>:<password>" for
+#                       each Postgres role: scrabble (the application),
+#                       scrabble_owner (schema owner: migrations),
+#                       scrabble_loadtest (loadtest seed/cleanup)
+#   redis-<user>.pass   the password of each Redis ACL user: publisher,
+#                       subscriber, drafts (the services), admin (operators)
+# Passwords reach programs through these files (libpq passfile=, the
+# services' --redis-secrets, REDISCLI_AUTH), never on a command line.
+CREDS_PG_ROLES="scrabble scrabble_owner scrabble_loadtest"
+CREDS_REDIS_USERS="publisher subscriber drafts admin"
+
+# creds_new_password: 32 random hex digits (no character that a passfile,
+# a conninfo or an ACL rule would need to escape).
+creds_new_password() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
+
+# creds_ensure_dir: create SECRETS_DIR (mode 0700).
+creds_ensure_dir() {
+    [ -n "${SECRETS_DIR:-}" ] || die "SECRETS_DIR is not set"
+    (umask 077 && mkdir -p "$SECRETS_DIR")
+    chmod 700 "$SECRETS_DIR"
+}
+
+# creds_pg_passfile ROLE / creds_redis_file USER: the secret's path.
+creds_pg_passfile() { echo "$SECRETS_DIR/pg-$1.pgpass"; }
+creds_redis_file() { echo "$SECRETS_DIR/redis-$1.pass"; }
+
+# creds_ensure_pg ROLE: the role's passfile, generated when missing; the
+# mode is forced to 0600 (libpq ignores a passfile others can read).
+creds_ensure_pg() {
+    local f
+    creds_ensure_dir
+    f=$(creds_pg_passfile "$1")
+    [ -s "$f" ] || (umask 077 && echo "*:*:*:$1:$(creds_new_password)" >"$f")
+    chmod 600 "$f"
+}
+# creds_pg_password ROLE: the password in the role's passfile.
+creds_pg_password() { cut -d: -f5- "$(creds_pg_passfile "$1")" | head -n 1; }
+
+# creds_ensure_redis USER: the user's password file, generated when missing.
+creds_ensure_redis() {
+    local f
+    creds_ensure_dir
+    f=$(creds_redis_file "$1")
+    [ -s "$f" ] || (umask 077 && creds_new_password >"$f")
+    chmod 600 "$f"
+}
+
+# pg_conninfo PORT ROLE: the libpq conninfo of ROLE with its passfile.
+pg_conninfo() {
+    echo "host=127.0.0.1 port=$1 dbname=scrabble user=$2 passfile=$(creds_pg_passfile "$2")"
+}
+
+# redis_cli_admin PORT ARGS...: redis-cli as the ACL user admin (the
+# password goes through the environment, not argv).
+redis_cli_admin() {
+    local port=$1
+    shift
+    REDISCLI_AUTH=$(cat "$(creds_redis_file admin)") redis-cli --no-auth-warning --user admin \
+        -h 127.0.0.1 -p "$port" "$@"
+}
+
+# creds_args_store PG_PORT: store-svc serves as the application role and
+# migrates as the schema owner.
+creds_args_store() {
+    printf '%s\n' "--pg=$(pg_conninfo "$1" scrabble)" "--pg-migrate=$(pg_conninfo "$1" scrabble_owner)"
+}
+# creds_args_redis: the Redis ACL passwords (gateway, game-svc).
+creds_args_redis() { printf '%s\n' "--redis-secrets=$SECRETS_DIR"; }
 
 # health_check BUILD_DIR PORT: 0 when grpc.health.v1.Health/Check says SERVING.
 health_check() {
