@@ -66,7 +66,8 @@ typedef struct lt_hold_cfg {
 
 static const cfg_option lt_hold_options[] = {
     CFG_STR_OPT(lt_hold_cfg, target, "target", "127.0.0.1:7000", "the gateway (loopback only)"),
-    CFG_STR_OPT(lt_hold_cfg, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble_loadtest",
+    CFG_STR_OPT(lt_hold_cfg, pg, "pg",
+                "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble_loadtest",
                 "Postgres: seeding and the account ids of the seeded handles"),
     CFG_STR_OPT(lt_hold_cfg, redis, "redis", "127.0.0.1:56379",
                 "Redis the gateway subscribes to (events go here)"),
