@@ -209,6 +209,69 @@ creds_ensure_redis() {
     chmod 600 "$f"
 }
 
+# creds_pg_roles_sql PASSWORD_FN: SQL (for the postgres database, as the
+# superuser) creating or updating the roles and the database; PASSWORD_FN
+# ROLE prints the role's password, or its SCRAM verifier. Idempotent.
+creds_pg_roles_sql() {
+    local role
+    for role in $CREDS_PG_ROLES; do
+        echo "SELECT 'CREATE ROLE $role' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$role') \\gexec"
+        echo "ALTER ROLE $role LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '$("$1" "$role")';"
+    done
+    echo "SELECT 'CREATE DATABASE scrabble OWNER scrabble_owner' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'scrabble') \\gexec"
+}
+
+# creds_pg_grants_sql: SQL (for the scrabble database, as the superuser)
+# giving each role only what it needs. scrabble_owner owns the schema and
+# every object migrations create; scrabble gets rows (no DDL, no TRUNCATE,
+# no TEMP); scrabble_loadtest gets rows, TRUNCATE and TEMP (loadtest
+# seed/cleanup/--reset). Default privileges extend this to every table a
+# later migration creates. REASSIGN OWNED upgrades a cluster made when
+# scrabble was a superuser owning everything.
+creds_pg_grants_sql() {
+    cat <<'EOF'
+REASSIGN OWNED BY scrabble TO scrabble_owner;
+ALTER DATABASE scrabble OWNER TO scrabble_owner;
+REVOKE ALL ON DATABASE scrabble FROM PUBLIC;
+GRANT CONNECT ON DATABASE scrabble TO scrabble, scrabble_loadtest;
+GRANT TEMPORARY ON DATABASE scrabble TO scrabble_loadtest;
+ALTER SCHEMA public OWNER TO scrabble_owner;
+REVOKE ALL ON SCHEMA public FROM PUBLIC;
+GRANT USAGE ON SCHEMA public TO scrabble, scrabble_loadtest;
+ALTER DEFAULT PRIVILEGES FOR ROLE scrabble_owner IN SCHEMA public
+    GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO scrabble;
+ALTER DEFAULT PRIVILEGES FOR ROLE scrabble_owner IN SCHEMA public
+    GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLES TO scrabble_loadtest;
+ALTER DEFAULT PRIVILEGES FOR ROLE scrabble_owner IN SCHEMA public
+    GRANT USAGE, SELECT ON SEQUENCES TO scrabble, scrabble_loadtest;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO scrabble;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA public TO scrabble_loadtest;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO scrabble, scrabble_loadtest;
+EOF
+}
+
+# creds_redis_acl_rules USER: what each Redis ACL user may do (its role).
+creds_redis_acl_rules() {
+    case "$1" in
+    publisher) echo "resetkeys resetchannels &ev:* -@all +publish +ping" ;;
+    subscriber) echo "resetkeys resetchannels &ev:* -@all +psubscribe +subscribe +punsubscribe +unsubscribe +ping" ;;
+    drafts) echo "resetkeys resetchannels ~draft:* -@all +get +set +del +ping" ;;
+    admin) echo "~* &* +@all" ;;
+    esac
+}
+
+# creds_redis_acl: a Redis ACL file (aclfile) from the password files: the
+# default user off, each user with the SHA-256 of its password (the file
+# holds no password).
+creds_redis_acl() {
+    local user hash
+    echo "user default off resetkeys resetchannels -@all"
+    for user in $CREDS_REDIS_USERS; do
+        hash=$(tr -d '\n' <"$(creds_redis_file "$user")" | sha256sum | cut -c1-64)
+        echo "user $user on #$hash $(creds_redis_acl_rules "$user")"
+    done
+}
+
 # pg_conninfo PORT ROLE: the libpq conninfo of ROLE with its passfile.
 pg_conninfo() {
     echo "host=127.0.0.1 port=$1 dbname=scrabble user=$2 passfile=$(creds_pg_passfile "$2")"

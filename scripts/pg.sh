@@ -29,6 +29,8 @@ LOG_TAG=pg.sh
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_USER=${PG_USER:-postgres}
 PG_FSYNC=${PG_FSYNC:-on}
+# The roles and the SQL that sets them up are in scripts/lib.sh (creds_pg_*),
+# shared with compose/secrets.sh.
 DB_NAME=scrabble
 DB_ROLE=scrabble
 DB_OWNER=scrabble_owner
@@ -199,33 +201,9 @@ cmd_start() {
 # a command line.
 ensure_db() {
     local role
-    for role in $DB_ROLE $DB_OWNER $DB_LOADTEST; do creds_ensure_pg "$role"; done
-    {
-        for role in $DB_ROLE $DB_OWNER $DB_LOADTEST; do
-            echo "SELECT 'CREATE ROLE $role' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$role') \\gexec"
-            echo "ALTER ROLE $role LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '$(creds_pg_password "$role")';"
-        done
-        echo "SELECT 'CREATE DATABASE $DB_NAME OWNER $DB_OWNER' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = '$DB_NAME') \\gexec"
-    } | psql_admin -f - >/dev/null
-    psql_admin_db "$DB_NAME" -f - >/dev/null <<EOF
-REASSIGN OWNED BY $DB_ROLE TO $DB_OWNER;
-ALTER DATABASE $DB_NAME OWNER TO $DB_OWNER;
-REVOKE ALL ON DATABASE $DB_NAME FROM PUBLIC;
-GRANT CONNECT ON DATABASE $DB_NAME TO $DB_ROLE, $DB_LOADTEST;
-GRANT TEMPORARY ON DATABASE $DB_NAME TO $DB_LOADTEST;
-ALTER SCHEMA public OWNER TO $DB_OWNER;
-REVOKE ALL ON SCHEMA public FROM PUBLIC;
-GRANT USAGE ON SCHEMA public TO $DB_ROLE, $DB_LOADTEST;
-ALTER DEFAULT PRIVILEGES FOR ROLE $DB_OWNER IN SCHEMA public
-    GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO $DB_ROLE;
-ALTER DEFAULT PRIVILEGES FOR ROLE $DB_OWNER IN SCHEMA public
-    GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLES TO $DB_LOADTEST;
-ALTER DEFAULT PRIVILEGES FOR ROLE $DB_OWNER IN SCHEMA public
-    GRANT USAGE, SELECT ON SEQUENCES TO $DB_ROLE, $DB_LOADTEST;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO $DB_ROLE;
-GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA public TO $DB_LOADTEST;
-GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO $DB_ROLE, $DB_LOADTEST;
-EOF
+    for role in $CREDS_PG_ROLES; do creds_ensure_pg "$role"; done
+    creds_pg_roles_sql creds_pg_password | psql_admin -f - >/dev/null
+    creds_pg_grants_sql | psql_admin_db "$DB_NAME" -f - >/dev/null
 }
 
 cmd_stop() {

@@ -55,28 +55,11 @@ ping() {
     fi
 }
 
-# The ACL rules of each user (the password is added by write_acl).
-acl_rules() {
-    case "$1" in
-    publisher) echo "resetkeys resetchannels &ev:* -@all +publish +ping" ;;
-    subscriber) echo "resetkeys resetchannels &ev:* -@all +psubscribe +subscribe +punsubscribe +unsubscribe +ping" ;;
-    drafts) echo "resetkeys resetchannels ~draft:* -@all +get +set +del +ping" ;;
-    admin) echo "~* &* +@all" ;;
-    esac
-}
-
 # Writes DIR/users.acl from the password files (generated when missing).
 write_acl() {
-    local user hash tmp=$DIR/users.acl.tmp
-    (
-        umask 077
-        echo "user default off resetkeys resetchannels -@all"
-        for user in $CREDS_REDIS_USERS; do
-            creds_ensure_redis "$user"
-            hash=$(tr -d '\n' <"$(creds_redis_file "$user")" | sha256sum | cut -c1-64)
-            echo "user $user on #$hash $(acl_rules "$user")"
-        done
-    ) >"$tmp"
+    local user tmp=$DIR/users.acl.tmp
+    for user in $CREDS_REDIS_USERS; do creds_ensure_redis "$user"; done
+    (umask 077 && creds_redis_acl >"$tmp")
     mv -f "$tmp" "$DIR/users.acl"
 }
 
