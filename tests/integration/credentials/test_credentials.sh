@@ -152,4 +152,18 @@ expect_ok "services work with credentials and re-authenticate after a Redis rest
     /usr/bin/python3 "$here/reauth.py"
 echo "$ASSERT_OUT" | sed 's/^/    /'
 expect_ok "no AUTH refusal in the service logs" bash -c "! grep -h 'AUTH as' '$STACK_TMP'/game-svc-0.log '$STACK_TMP'/gateway.log"
+
+# ---- compose/secrets.sh -----------------------------------------------------
+# Its Postgres init SQL carries SCRAM verifiers made without Postgres: applied
+# to this cluster (last: it changes the roles' passwords), compose's
+# passfiles log in and the previous password no longer does.
+CS=$STACK_TMP/compose-secrets
+expect_ok "compose/secrets.sh makes the compose secrets" env SECRETS_DIR="$CS" "$REPO_ROOT/compose/secrets.sh"
+expect_ok "its ACL file holds no password" bash -c "! grep -qF \"\$(cat '$CS/redis-drafts.pass')\" '$CS/redis-users.acl'"
+expect_ok "its init SQL holds no password" bash -c "! grep -qF \"\$(cut -d: -f5 '$CS/pg-scrabble.pgpass')\" '$CS/postgres-init.sql'"
+expect_ok "its init SQL applies (idempotent on an existing cluster)" \
+    "$REPO_ROOT/scripts/pg.sh" psql "$PG_DIR" -f - <"$CS/postgres-init.sql"
+expect_ok "the compose passfile logs in through the SCRAM verifier" psql_as scrabble "$CS/pg-scrabble.pgpass" "SELECT 1"
+expect_fail "the old password is refused after the change" "password authentication failed" \
+    psql_as scrabble "$(creds_pg_passfile scrabble)" "SELECT 1"
 finish
