@@ -99,6 +99,7 @@ write_hba() {
 # Written by scripts/pg.sh at every start (docs/SECURITY.md); edits are lost.
 # TYPE  DATABASE  USER                                        ADDRESS       METHOD
 local   all       $PG_USER                                                  peer
+local   replication $PG_USER                                                peer
 host    all       $PG_USER                                    0.0.0.0/0     reject
 host    all       $PG_USER                                    ::/0          reject
 local   $DB_NAME  $DB_ROLE,$DB_OWNER,$DB_LOADTEST                           scram-sha-256
