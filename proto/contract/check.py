@@ -14,7 +14,8 @@ everything it reaches (request, reply and field types, transitively) in the
 baseline:
 
   - a removed service, method, message, enum, field or enum value;
-  - a renumbered field or enum value, a renamed field or enum value;
+  - a renumbered field or enum value, a renamed field or enum value, a
+    changed JSON name (`json_name`);
   - a changed field type, label (repeated / singular / proto3 `optional`)
     or oneof membership;
   - a changed method request or reply type, or streaming kind;
@@ -263,6 +264,8 @@ class Checker:
             if _field_label(cfld) != _field_label(bfld):
                 self.brk(where, subject,
                          f"label changed from {_field_label(bfld)} to {_field_label(cfld)}")
+            if cfld.name == bfld.name and cfld.json_name != bfld.json_name:
+                self.brk(where, subject, f"JSON name changed from {bfld.json_name} to {cfld.json_name}")
             bo, co = _oneof(bm, bfld), _oneof(cm, cfld)
             if bo != co:
                 if not bo:

@@ -38,6 +38,8 @@ CASES = [
      ["field scrabble.v1.Placement.letter: renumbered from 3 to 7"]),
     ("field_renamed", [("common", "int32 row = 1;", "int32 line = 1;")],
      ["field scrabble.v1.Placement.row: renamed to line (number 1)"]),
+    ("field_json_name", [("common", "int32 col = 2;", "int32 col = 2 [json_name = \"column\"];")],
+     ["field scrabble.v1.Placement.col: JSON name changed from col to column"]),
     ("field_type_scalar", [("common", "int32 bag_count = 7;", "int64 bag_count = 7;")],
      ["field scrabble.v1.GameState.bag_count: type changed from int32 to int64"]),
     ("field_type_message", [("edge", "  Move move = 1;\n  // The game after", "  Seat move = 1;\n  // The game after")],
@@ -99,6 +101,7 @@ CASES = [
         ("common", "  int64 at_ms = 13;\n}", "  int64 at_ms = 13;\n  optional int64 event_id = 14;\n"
          "  oneof detail {\n    string note = 15;\n  }\n  reserved 99;\n}"),
         ("edge", "  reserved \"legacy\";\n", "  reserved \"legacy\", \"older\";\n"),
+        ("edge", "string rack_order = 3;", "string rack_order = 3 [deprecated = true];"),
     ], []),
     # Comments and layout are not contract.
     ("comments_only", [("edge", "// Opens a session. UNAUTHENTICATED bad_credentials.",
