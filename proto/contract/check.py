@@ -7,6 +7,7 @@ change that would break a shipped client, on the wire or in its source:
     check.py descriptors --baseline BASE.txtpb --current CUR.desc [--service scrabble.v1.Edge]
     check.py reasons --baseline BASE.txt --current CUR.txt [--descriptors CUR.desc]
     check.py write-baseline --current CUR.desc --out BASE.txtpb
+    check.py observed --table reasons.txt --seen SEEN.txt
 
 `descriptors` reads two FileDescriptorSets (binary as protoc writes them,
 or protobuf text format, chosen by content) and checks the service and
@@ -31,6 +32,9 @@ types in common.proto) are not contract.
 baseline must still be in the current table; a row of `*` (every method)
 also satisfies a baseline row of one method. With --descriptors it also
 checks that every method named exists in the service.
+
+`observed` checks the (method, code, reason) triples a test run met (the
+integration tests record them) against the table.
 
 Each break is one line `BREAK file[:line]: subject: what changed`; the exit
 status is 1 when there is any, 2 on unreadable input, 0 otherwise.
@@ -397,6 +401,30 @@ def check_reasons(base_path, cur_path, desc_path=None, service=".scrabble.v1.Edg
     return breaks
 
 
+def check_observed(table_path, seen_path):
+    """Reasons a test run saw (`METHOD CODE REASON` lines, as
+    tests/interop/edge_client.py records them) that the table does not
+    allow for that method. A method the table does not know (a test's
+    deliberate unknown method) is held to the `*` rows."""
+    rows = load_reasons(table_path)
+    problems, seen = [], set()
+    try:
+        with open(seen_path) as fh:
+            lines = fh.read().splitlines()
+    except OSError as e:
+        raise InputError(f"{seen_path}: {e.strerror}") from None
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 3 or tuple(parts) in seen:
+            continue
+        seen.add(tuple(parts))
+        m, code, reason = parts
+        if (m, code, reason) in rows or ("*", code, reason) in rows:
+            continue
+        problems.append(f"UNLISTED {m} {code} {reason}: seen in a test run, not in {table_path}")
+    return problems, len(seen)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -409,6 +437,9 @@ def main(argv):
     r.add_argument("--current", required=True)
     r.add_argument("--descriptors", help="today's descriptor set: method names are checked")
     r.add_argument("--service", default="scrabble.v1.Edge")
+    o = sub.add_parser("observed", help="reasons a test run saw, against the table")
+    o.add_argument("--table", required=True)
+    o.add_argument("--seen", required=True)
     w = sub.add_parser("write-baseline", help="write a descriptor set as the text baseline")
     w.add_argument("--current", required=True)
     w.add_argument("--out", required=True)
@@ -418,6 +449,12 @@ def main(argv):
         if a.cmd == "write-baseline":
             write_baseline(load_set(a.current), a.out)
             return 0
+        if a.cmd == "observed":
+            problems, n = check_observed(a.table, a.seen)
+            for p in problems:
+                print(p)
+            print(f"observed reasons: {n} distinct (method, code, reason), {len(problems)} not in the table")
+            return 1 if problems else 0
         if a.cmd == "descriptors":
             breaks = Checker(Index(load_set(a.baseline)), Index(load_set(a.current))).run(service)
             what = "descriptors"

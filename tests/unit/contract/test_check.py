@@ -243,6 +243,27 @@ def main(argv):
             except AssertionError as e:
                 failures.append(name)
                 print(f"FAIL {name}: {e}")
+        # `observed`: what a test run met, against the table.
+        for name, seen, want_rc, want in [
+            ("observed_listed", "Register ALREADY_EXISTS handle_taken\nGetState INVALID_ARGUMENT bad_request\n"
+             "NoSuchMethod INVALID_ARGUMENT bad_request\n", 0, "0 not in the table"),
+            ("observed_unlisted", "GetState PERMISSION_DENIED not_a_player\nLogin ALREADY_EXISTS handle_taken\n",
+             1, "UNLISTED Login ALREADY_EXISTS handle_taken"),
+            ("observed_internal_row_is_not_allowed", "GetState INVALID_ARGUMENT bad_move\n", 1,
+             "UNLISTED GetState INVALID_ARGUMENT bad_move"),
+        ]:
+            if argv and name not in argv:
+                continue
+            ran += 1
+            path = os.path.join(tmp, name + ".seen")
+            with open(path, "w") as f:
+                f.write(seen)
+            rc, out = run([PY, CHECK, "observed", "--table", reasons_base, "--seen", path])
+            if rc == want_rc and want in out:
+                print(f"ok   {name}")
+            else:
+                failures.append(name)
+                print(f"FAIL {name}: want exit {want_rc} and {want!r}, got {rc}:\n{out}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if argv and ran != len(argv):
