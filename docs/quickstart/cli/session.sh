@@ -27,15 +27,20 @@ as() {
 as alice register "alice$suffix" 'correct horse battery staple'
 as bob register "bob$suffix" 'correct horse battery staple'
 as alice invite "bob$suffix"
-invitation=$(as bob invitations | sed -n 's/^invitation \([0-9][0-9]*\) from.*/\1/p' | head -n 1)
+# (Whole outputs are captured first: a reader that stops early would cut
+# the writer off.)
+listing=$(as bob invitations)
+invitation=$(awk '$1 == "invitation" {print $2; exit}' <<<"$listing")
 as bob accept "$invitation"
-game=$(as alice games active | awk '$2 == "active" {print $1; exit}')
+listing=$(as alice games active)
+game=$(awk '$2 == "active" {print $1; exit}' <<<"$listing")
 
 # `show` prints the position as CGP: the solver turns it into a move.
 board=$(as alice show "$game")
 echo "$board"
 cgp=$(sed -n 's/^cgp: //p' <<<"$board")
-move=$("$BIN/scrabble-solver" gen --cgp "$cgp" --top 1 | awk '{print $1" "$2; exit}')
+moves=$("$BIN/scrabble-solver" gen --cgp "$cgp" --top 1)
+move=$(awk '{print $1" "$2; exit}' <<<"$moves")
 if [ -n "$move" ]; then
     as alice preview "$game" "$move"
     as alice play "$game" "$move"
