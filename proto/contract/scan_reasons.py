@@ -185,6 +185,7 @@ def scan(repo):
 
 
 def load_table(path):
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from check import load_reasons  # noqa: E402
     return load_reasons(path)
