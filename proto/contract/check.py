@@ -180,12 +180,13 @@ def _range_text(r, inclusive_end):
 
 
 class Checker:
-    def __init__(self, base, cur):
+    def __init__(self, base, cur, prefix=""):
         self.base, self.cur = base, cur
+        self.prefix = prefix  # where the .proto import root is, for clickable paths
         self.breaks = []
 
     def brk(self, where, subject, what):
-        self.breaks.append(f"BREAK {where}: {subject}: {what}")
+        self.breaks.append(f"BREAK {self.prefix}{where}: {subject}: {what}")
 
     def _cur_where(self, name, fallback):
         """Location in today's files of `name` (a message, enum or service),
@@ -432,6 +433,7 @@ def main(argv):
     d.add_argument("--baseline", required=True)
     d.add_argument("--current", required=True)
     d.add_argument("--service", default="scrabble.v1.Edge")
+    d.add_argument("--path-prefix", default="", help="prepended to file names in reports, e.g. proto/")
     r = sub.add_parser("reasons", help="compare two reason tables")
     r.add_argument("--baseline", required=True)
     r.add_argument("--current", required=True)
@@ -456,7 +458,8 @@ def main(argv):
             print(f"observed reasons: {n} distinct (method, code, reason), {len(problems)} not in the table")
             return 1 if problems else 0
         if a.cmd == "descriptors":
-            breaks = Checker(Index(load_set(a.baseline)), Index(load_set(a.current))).run(service)
+            breaks = Checker(Index(load_set(a.baseline)), Index(load_set(a.current)),
+                             a.path_prefix).run(service)
             what = "descriptors"
         else:
             breaks = check_reasons(a.baseline, a.current, a.descriptors, service)
