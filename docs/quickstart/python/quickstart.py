@@ -73,21 +73,24 @@ class Player:
         self.token, self.account_id, self.handle = r.token, r.account_id, r.handle
         return r
 
-    def follow_events(self):
+    def follow_events(self, after_event_id=0):
         """Opens Subscribe; a thread puts each Event on self.events (None
         when the stream ends). self.last_event remembers the last one seen.
 
-        Resume: once events carry ids (planned), a reconnecting client will
-        pass the last id it saw in SubscribeRequest and get what it missed;
-        that is one field set here from self.last_event. Until then, after a
-        reconnect, call GetState for each active game: its seq tells whether
-        a move was missed.
+        Resume: the API does not carry event ids yet. When it does
+        (`SubscribeRequest.after_event_id`, planned), a client that lost its
+        stream calls follow_events(after_event_id=<id of self.last_event>)
+        and first receives what it missed; this quick start will then show
+        a reconnect. Until then, after a reconnect, call GetState for each
+        active game: its seq tells whether a move was missed.
         """
+        request = self.edge.SubscribeRequest()
+        if after_event_id:
+            request.after_event_id = after_event_id  # AttributeError until the field exists
         rpc = self.channel.unary_stream("/scrabble.v1.Edge/Subscribe",
                                         request_serializer=self.edge.SubscribeRequest.SerializeToString,
                                         response_deserializer=self.common.Event.FromString)
-        self.stream = rpc(self.edge.SubscribeRequest(),
-                          metadata=[("authorization", "Bearer " + self.token)])
+        self.stream = rpc(request, metadata=[("authorization", "Bearer " + self.token)])
         self.events, self.last_event = queue.Queue(), None
         # The gateway sends the stream's headers once the subscription is
         # registered: from then on no event for this account is missed.
