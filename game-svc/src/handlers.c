@@ -371,7 +371,7 @@ static void handlers_check_word(rpc_call *call, const ProtobufCMessage *req, voi
     const char *name = r->lexicon && r->lexicon[0] ? r->lexicon : svc->cfg.default_lexicon;
     const solver_lexicon *lex = game_lexicons_get(&svc->lexicons, name);
     if (!lex) {
-        rpc_call_fail(call, GRPC_STATUS_NOT_FOUND, "unknown_lexicon", "no lexicon named %s", name);
+        rpc_call_fail(call, GRPC_STATUS_NOT_FOUND, "not_found", "no lexicon named %s", name);
         return;
     }
     Scrabble__V1__CheckWordReply *rep =
