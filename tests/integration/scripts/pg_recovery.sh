@@ -37,6 +37,16 @@ expect_output "row is there" '^7$'
 expect_ok "the password survives a restart" test "$(creds_pg_password scrabble)" = "$pw_before"
 expect_ok "and still logs in" q "SELECT 1"
 
+# A cluster made before the roles were split: scrabble a superuser owning
+# the schema. Starting again (already running) upgrades it in place.
+"$PG" psql "$D" -c "ALTER ROLE scrabble SUPERUSER" -c "REASSIGN OWNED BY scrabble_owner TO scrabble" >/dev/null
+expect_ok "start upgrades an old-style cluster" "$PG" start "$D" "$P"
+expect_ok "scrabble is no longer a superuser" q "SELECT rolsuper FROM pg_roles WHERE rolname = 'scrabble'"
+expect_output "rolsuper f" '^f$'
+expect_ok "its tables now belong to scrabble_owner" q "SELECT tableowner FROM pg_tables WHERE tablename = 't'"
+expect_output "owner" '^scrabble_owner$'
+expect_fail "and the application role lost DDL" "must be owner" q "DROP TABLE t"
+
 D2=$STACK_TMP/pg2
 expect_fail "second cluster on a taken port names the port" "port $P" "$PG" start "$D2" "$P"
 
