@@ -37,7 +37,8 @@
 
 /* The pattern every gateway subscribes to: every account's channel. */
 #define RPC_REDIS_EVENTS_PATTERN "ev:*"
-/* Enough for every name below (the longest is a draft key, 47 bytes). */
+/* Enough for every name below (the longest, a draft key of two 19-digit
+ * ids, is 45 bytes and its NUL). */
 #define RPC_REDIS_NAME_MAX 64
 
 /* "ev:<account>": the pub/sub channel of an account's live events. Writes
