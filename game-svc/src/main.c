@@ -79,6 +79,8 @@ int main(int argc, char **argv)
             metrics_gauge(reg, "game_cache_bytes", NULL, "Bytes accounted to cached games");
         svc.m_cache_misses =
             metrics_counter(reg, "game_cache_misses_total", NULL, "Cold loads from store-svc");
+        svc.m_evictions = metrics_counter(reg, "game_cache_evictions_total", NULL,
+                                          "Games evicted from the cache to stay within --cache-mb");
     }
     if (rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {
         log_error("start_failed", "reason=add_service");
