@@ -3,7 +3,8 @@
 # loopback ports, all torn down when the test's shell exits.
 #
 #   . "$REPO/tests/integration/lib/stack.sh"
-#   stack_init                 # temp dir $STACK_TMP, cleanup trap on EXIT
+#   stack_init                 # temp dir $STACK_TMP, cleanup trap on EXIT,
+#                              # service identities in $STACK_CERTS (mTLS on)
 #   pg_up                      # -> PG_PORT, PG_DIR, PG_CONNINFO
 #   redis_up                   # -> REDIS_PORT, REDIS_DIR
 #   store_up [FLAGS...]        # -> STORE_PORT, STORE_METRICS_PORT   (needs pg_up)
@@ -21,6 +22,10 @@
 #      KEEP_TMP=1 keeps $STACK_TMP (logs, data) after the test,
 #      PG_FSYNC (default off here: throwaway clusters).
 # Service flags come from scripts/lib.sh (svc_args_*), shared with scripts/stack.sh.
+# Services call each other over mutual TLS, as in make run: stack_init makes
+# a private CA and the identities in $STACK_CERTS and exports the services'
+# SCRABBLE_*_CERTS_DIR, so every service a test starts has its identity. A
+# test client that stands in for a service presents $STACK_CERTS/<name>.crt.
 
 _stack_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$_stack_lib_dir/../../.." && pwd)
@@ -54,6 +59,18 @@ stack_init() {
     STACK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/scrabble-it.XXXXXX")
     trap stack_down EXIT
     trap 'exit 130' INT TERM
+    stack_identities
+}
+
+# stack_identities: this test's private CA and service identities (made
+# once per test, ~0.1 s), exported to every service it starts and to its
+# clients (STACK_CERTS).
+stack_identities() {
+    STACK_CERTS=$STACK_TMP/certs
+    certs_ensure "$STACK_CERTS" 2>/dev/null || return 1
+    export STACK_CERTS
+    export SCRABBLE_GATEWAY_CERTS_DIR=$STACK_CERTS SCRABBLE_GAME_CERTS_DIR=$STACK_CERTS \
+        SCRABBLE_STORE_CERTS_DIR=$STACK_CERTS
 }
 
 stack_down() {
@@ -120,7 +137,9 @@ svc_up() {
     local name=$1 bin=$2 port=$3
     shift 3
     svc_start "$name" "$bin" "$@" || return 1
-    wait_healthy "$BUILD_DIR" "$port" "${SVC_TIMEOUT:-30}" "$SVC_PID" || {
+    local certs=""
+    svc_internal_port "$bin" "$@" && certs=${STACK_CERTS:-}
+    wait_healthy "$BUILD_DIR" "$port" "${SVC_TIMEOUT:-30}" "$SVC_PID" "$certs" || {
         echo "$name did not become healthy on 127.0.0.1:$port; log $STACK_TMP/$name.log:" >&2
         tail -n 30 "$STACK_TMP/$name.log" >&2
         return 1
