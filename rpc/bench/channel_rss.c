@@ -86,8 +86,8 @@ int main(int argc, char **argv)
         ready += check(ch[i]) ? 1 : 0;
     }
     long after = rss_kb();
-    printf("channels=%d ready=%d tls=%s rss_before_kb=%ld rss_after_kb=%ld kb_per_channel=%.1f\n", n,
-           ready, argc == 6 ? "mtls" : "plaintext", before, after,
+    printf("channels=%d ready=%d tls=%s rss_before_kb=%ld rss_after_kb=%ld kb_per_channel=%.1f\n",
+           n, ready, argc == 6 ? "mtls" : "plaintext", before, after,
            (double)(after - before) / (double)n);
     for (int i = 0; i < n; i++)
         rpc_channel_destroy(ch[i]);

@@ -107,6 +107,18 @@ void rpc_identity_peer_tls(const rpc_server_config *cfg, const char *peer, rpc_t
         snprintf(out->server_name, sizeof(out->server_name), "%s", peer);
 }
 
+void rpc_identity_tls(const char *certs_dir, const char *as, const char *server,
+                      rpc_tls_config *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (certs_dir == NULL || certs_dir[0] == '\0')
+        return;
+    snprintf(out->ca_file, sizeof(out->ca_file), "%s/ca.crt", certs_dir);
+    snprintf(out->cert_file, sizeof(out->cert_file), "%s/%s.crt", certs_dir, as);
+    snprintf(out->key_file, sizeof(out->key_file), "%s/%s.key", certs_dir, as);
+    snprintf(out->server_name, sizeof(out->server_name), "%s", server);
+}
+
 /* ------------------------------------------------------------------ */
 /* Allow table                                                         */
 

@@ -170,6 +170,12 @@ int rpc_identity_setup(rpc_server_config *cfg, const char *identity, bool intern
  * insecure_internal is on. */
 void rpc_identity_peer_tls(const rpc_server_config *cfg, const char *peer, rpc_tls_config *out);
 
+/* The TLS settings of a tool or test that calls our service `server` as
+ * identity `as`, from a certificates directory (ca.crt, <as>.crt,
+ * <as>.key). All empty (plaintext) when certs_dir is NULL or empty. */
+void rpc_identity_tls(const char *certs_dir, const char *as, const char *server,
+                      rpc_tls_config *out);
+
 /* Who may call a method: `callers` is a space-separated list of
  * identities ("gateway game-svc"). */
 typedef struct rpc_allow_rule {

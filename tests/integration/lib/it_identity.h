@@ -19,15 +19,8 @@
  * rpc_channel_destroy. */
 static inline rpc_channel *it_channel_as(const char *target, const char *server, const char *as)
 {
-    const char *dir = getenv("STACK_CERTS");
     rpc_tls_config tls;
-    memset(&tls, 0, sizeof tls);
-    if (dir && dir[0]) {
-        snprintf(tls.ca_file, sizeof tls.ca_file, "%s/ca.crt", dir);
-        snprintf(tls.cert_file, sizeof tls.cert_file, "%s/%s.crt", dir, as);
-        snprintf(tls.key_file, sizeof tls.key_file, "%s/%s.key", dir, as);
-        snprintf(tls.server_name, sizeof tls.server_name, "%s", server);
-    }
+    rpc_identity_tls(getenv("STACK_CERTS"), as, server, &tls);
     rpc_channel_opts o = {.tls = &tls};
     return rpc_channel_create(target, &o);
 }
