@@ -63,8 +63,10 @@ svc_up game-svc-insecure "$BUILD_DIR/bin/game-svc" "$port" --listen="127.0.0.1:$
     --metrics-listen="127.0.0.1:$mport" --store="127.0.0.1:$STORE_PORT" --redis="127.0.0.1:$REDIS_PORT" \
     --lexicon-dir="$BUILD_DIR/share" --insecure-internal
 grep -q "event=insecure_internal" "$STACK_TMP/game-svc-insecure.log" || fail "no insecure_internal log line"
-curl -fsS "http://127.0.0.1:$mport/metrics" | grep -qx "rpc_insecure_internal 1" || fail "gauge not 1"
-curl -fsS "http://127.0.0.1:$GATEWAY_METRICS_PORT/metrics" | grep -qx "rpc_insecure_internal 0" ||
-    fail "gateway gauge not 0"
+# (grep reads a variable, not curl's pipe: grep -q would close it early.)
+m=$(curl -fsS "http://127.0.0.1:$mport/metrics")
+grep -qx "rpc_insecure_internal 1" <<<"$m" || fail "gauge not 1"
+m=$(curl -fsS "http://127.0.0.1:$GATEWAY_METRICS_PORT/metrics")
+grep -qx "rpc_insecure_internal 0" <<<"$m" || fail "gateway gauge not 0"
 echo "ok - --insecure-internal: logged, rpc_insecure_internal 1 (0 elsewhere)"
 echo "zero trust: all passed"
