@@ -228,6 +228,50 @@ def test_load_game(game_id):
     return g.seed
 
 
+def test_redaction():
+    """A game record sent to anyone but game-svc has no seed: the admin
+    identity may end a game (FinishGame returns the record), and gets it
+    without the seed that game-svc still reads."""
+    a, b = new_player("redact"), new_player("redact")
+    game_id, _ = start_game(a, b)
+    ref = edge_pb2.GameRef(game_id=game_id)
+    ch = channel(STORE, "store-svc", "game-svc")
+    seed = call(ch, "/scrabble.v1.Store/LoadGame", ref, store_pb2.GameRecord).seed
+    assert seed != 0
+    adm = channel(STORE, "store-svc", "admin")
+    g = call(adm, "/scrabble.v1.Store/FinishGame", store_pb2.FinishGameRequest(
+        game_id=game_id, finish=store_pb2.GameFinish(end_reason=common_pb2.END_REASON_RESIGN,
+                                                     final_scores=[0, 0], winners=[1])),
+        store_pb2.GameRecord)
+    assert g.game_id == game_id and g.status == common_pb2.GAME_STATUS_FINISHED, g
+    assert g.seed == 0, f"FinishGame gave the admin identity the seed {g.seed}"
+    again = call(ch, "/scrabble.v1.Store/LoadGame", ref, store_pb2.GameRecord)
+    assert again.seed == seed, (again.seed, seed)
+    ch.close()
+    adm.close()
+    print("ok - a game record to the admin identity carries no seed; game-svc still gets it")
+
+
+def test_reflection():
+    """Reflection answers every identity of ours, nobody else."""
+    body = b"\x3a\x00"  # ServerReflectionRequest{list_services: ""}
+    for target, server in ((GAME, "game-svc"), (STORE, "store-svc")):
+        for who in ("probe", "gateway", "client", "nocert"):
+            ch = channel(target, server, who)
+            f = ch.stream_stream("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
+            try:
+                replies = list(f(iter([body]), timeout=10))
+                assert who in ("probe", "gateway"), f"reflection on {server} answered {who}"
+                assert any(server.replace("-svc", "").capitalize().encode() in r for r in replies), replies
+            except grpc.RpcError as e:
+                code, reason = want_for(who)
+                assert (e.code(), reason_of(e)) == (code, reason), (server, who, e)
+            ch.close()
+    print("ok - reflection: identities of ours list the services; the end-user certificate and "
+          "no certificate are refused")
+
+
 def test_builtins():
     req = b""  # HealthCheckRequest{} serializes to nothing
     for target, server in ((GAME, "game-svc"), (STORE, "store-svc")):
@@ -279,6 +323,8 @@ def main():
     test_store_svc(victim, other, game_id, invitation_id)
     seed = test_load_game(game_id)
     test_builtins()
+    test_reflection()
+    test_redaction()
     test_metrics(victim, seed)
     print(f"zero_trust.py: {checks} refusals checked, all passed")
 
