@@ -651,3 +651,14 @@ const rpc_method_impl game_handlers[] = {
     {"ListChat", handlers_list_chat},
     {NULL, NULL},
 };
+
+/* Every Game method acts for the account named in the scrabble-account-id
+ * metadata, which only the gateway may assert (it authenticated the token):
+ * any other caller is refused before the handler runs. */
+const rpc_allow_rule game_allow[] = {
+    {"CreateGame", "gateway"}, {"GetState", "gateway"},   {"GetHistory", "gateway"},
+    {"Evaluate", "gateway"},   {"SubmitPlay", "gateway"}, {"Pass", "gateway"},
+    {"Exchange", "gateway"},   {"Resign", "gateway"},     {"SaveDraft", "gateway"},
+    {"GetDraft", "gateway"},   {"CheckWord", "gateway"},  {"Nudge", "gateway"},
+    {"SendChat", "gateway"},   {"ListChat", "gateway"},   {NULL, NULL},
+};
