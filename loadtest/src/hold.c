@@ -71,7 +71,7 @@ static const cfg_option lt_hold_options[] = {
                 "Postgres: seeding and the account ids of the seeded handles"),
     CFG_STR_OPT(lt_hold_cfg, redis, "redis", "127.0.0.1:56379",
                 "Redis the gateway subscribes to (events go here)"),
-    CFG_STR_OPT(lt_hold_cfg, redis_secrets, "redis-secrets", "",
+    CFG_STR_OPT(lt_hold_cfg, redis_secrets, "redis-secrets", "var/secrets",
                 "directory holding redis-publisher.pass, the ACL password events are "
                 "published with (empty: no AUTH)"),
     CFG_STR_OPT(lt_hold_cfg, tag, "tag", "lt", "population tag (see `loadtest seed`)"),
