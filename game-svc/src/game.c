@@ -576,9 +576,7 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
         if (svc->m_turns)
             metric_add(svc->m_turns, 1);
         game__publish_move(svc, e, &op->pending->move, rpc_call_arena(call));
-        char key[64];
-        game_drafts_key(key, sizeof key, game_id, op->account_id);
-        game_events_del(svc->events, key);
+        game_events_del_draft(svc->events, game_id, op->account_id);
         if (e->g.status == GAME_STATUS_FINISHED)
             game_cache_demote(svc->cache, e);
         game__reply_turn(call, e, &op->pending->move, op->seat); /* op is gone after this */

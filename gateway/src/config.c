@@ -23,6 +23,9 @@ static const cfg_option gw_options[] = {
     GW_OPT_STR(games, "games", "127.0.0.1:7100",
                "comma-separated game-svc targets; a game is owned by the rendezvous-hash winner"),
     GW_OPT_STR(redis, "redis", "127.0.0.1:56379", "Redis host:port for live events"),
+    GW_OPT_STR(redis_secrets, "redis-secrets", "var/secrets",
+               "directory holding the Redis ACL passwords redis-publisher.pass and "
+               "redis-subscriber.pass (empty: no AUTH, for a Redis without ACLs)"),
     GW_OPT_DUR(auth_ttl_ms, "auth-ttl", 1000, 3600000, "30s",
                "how long a resolved token is trusted"),
     GW_OPT_DUR(

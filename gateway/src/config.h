@@ -16,6 +16,7 @@ typedef struct gw_config {
     char store[256];          /* store-svc target */
     char games[2048];         /* comma-separated game-svc targets */
     char redis[256];          /* host:port */
+    char redis_secrets[512];  /* dir of redis-<user>.pass; "" = no AUTH */
     int auth_ttl_ms;          /* positive cache entries live this long */
     int auth_negative_ttl_ms; /* rejected tokens are remembered this long */
     int auth_cache_size;      /* entries */

@@ -162,13 +162,12 @@ int main(int argc, char **argv)
             metrics_gauge(reg, "gateway_downstream_ready", labels, "1 when the channel is READY");
     }
 
-    gw.publisher = gw_publisher_start(gw.cfg.redis, gw.cfg.publish_queue, gw.m.published,
-                                      gw.m.publish_dropped);
-    gw.events = gw_events_start(gw.cfg.redis, gw.subs, gw.m.events_delivered, gw.m.events_unrouted);
-    if (!gw.publisher || !gw.events) {
-        log_error("start_failed", "err=\"bad --redis address '%s'\"", gw.cfg.redis);
+    gw.publisher = gw_publisher_start(gw.cfg.redis, gw.cfg.redis_secrets, gw.cfg.publish_queue,
+                                      gw.m.published, gw.m.publish_dropped);
+    gw.events = gw_events_start(gw.cfg.redis, gw.cfg.redis_secrets, gw.subs, gw.m.events_delivered,
+                                gw.m.events_unrouted);
+    if (!gw.publisher || !gw.events) /* the module has logged why */
         goto fail;
-    }
 
     if (gw_edge_register(&gw) != 0) {
         log_error("start_failed", "err=\"cannot register scrabble.v1.Edge\"");

@@ -40,6 +40,7 @@ typedef struct store_config {
     rpc_server_config rpc;
     char log_level[16];      /* debug|info|warn|error|off */
     char pg[512];            /* libpq conninfo */
+    char pg_migrate[512];    /* the schema owner's conninfo; "" = pg */
     int64_t batch_window_us; /* how long a batch stays open, from its oldest op's arrival */
     int batch_max;           /* ops per transaction; 1 turns batching off */
     int read_pool;           /* reader threads, one connection each */
