@@ -70,6 +70,9 @@
  * port (a bind() to a source address reuses ports quickly) while the
  * old connection's entry is still here. */
 #define RPC__GUARD_RECUT_NS (100 * 1000000LL)
+/* While any address is in the penalty box, the descriptor table is
+ * searched this often for connections from those addresses. */
+#define RPC__GUARD_BOX_SCAN_NS (100 * 1000000LL)
 /* A connection with no live call and no activity for this long is
  * forgotten (its one-second counters have expired by then anyway). */
 #define RPC__GUARD_IDLE_NS (3 * RPC__GUARD_WINDOW_NS)
@@ -85,6 +88,11 @@ struct rpc__guard_conn {
     int64_t last_ns;
     bool closing;   /* shut down for abuse: every later call is refused */
     int64_t cut_ns; /* when its socket was last shut down */
+    /* A call was refused for abuse or the penalty box: shut the socket down
+     * when that call ends, so its status (and reason) reaches the client
+     * first. */
+    bool cut_pending;
+    bool cut_penalty; /* ... and the reason was the penalty box */
 };
 
 /* An address in the penalty box. */
@@ -101,6 +109,7 @@ struct rpc__guard {
     rpc__guard_addr **boxed; /* RPC__GUARD_BUCKETS chains */
     int nboxed;
     int64_t last_sweep_ns;
+    _Atomic int64_t last_box_scan_ns;
     int port; /* our listening port, to match the core's sockets */
     int max_per_conn, max_calls, max_resets;
     int64_t penalty_ns;
@@ -384,6 +393,68 @@ int rpc__guard_shutdown_peer(const char *peer, int local_port)
     return found;
 }
 
+/* "ipv4:1.2.3.4" / "ipv6:[::1]" of a socket's peer, or -1. */
+static int rpc__guard_peer_addr(int fd, char *out, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char host[INET6_ADDRSTRLEN];
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return -1;
+    rpc__guard_unmap_v4(&ss);
+    if (ss.ss_family == AF_INET &&
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host)))
+        snprintf(out, len, "ipv4:%s", host);
+    else if (ss.ss_family == AF_INET6 &&
+             inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host)))
+        snprintf(out, len, "ipv6:[%s]", host);
+    else
+        return -1;
+    return 0;
+}
+
+/* Shuts down every connection on our port whose address is in the penalty
+ * box. A new connection from a penalised address is otherwise seen only
+ * when its first call reaches us, and the core hands calls over in arrival
+ * order: behind a backlog of calls still queued from earlier connections,
+ * that can be seconds in which it keeps opening streams. At most one scan
+ * per RPC__GUARD_BOX_SCAN_NS, by whichever worker gets there first. */
+static void rpc__guard_box_scan(rpc__guard *g, int64_t now)
+{
+    int64_t last = atomic_load(&g->last_box_scan_ns);
+    if (now - last < RPC__GUARD_BOX_SCAN_NS ||
+        !atomic_compare_exchange_strong(&g->last_box_scan_ns, &last, now))
+        return;
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return;
+    int dfd = dirfd(d), cut = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        int fd = atoi(de->d_name);
+        char addr[RPC__GUARD_PEER_MAX];
+        if (fd == dfd || rpc__guard_peer_addr(fd, addr, sizeof(addr)) != 0 ||
+            rpc__guard_local_port(fd) != g->port)
+            continue;
+        size_t n = strlen(addr);
+        pthread_mutex_lock(&g->mu);
+        rpc__guard_addr *a = rpc__guard_boxed_find_locked(g, addr, n, rpc__guard_hash(addr, n));
+        bool boxed = a && a->until_ns > now;
+        pthread_mutex_unlock(&g->mu);
+        if (boxed) {
+            shutdown(fd, SHUT_RDWR);
+            cut++;
+        }
+    }
+    closedir(d);
+    if (cut > 0) {
+        metric_add(g->closed_abuse, cut);
+        log_warn("conn_closed_abuse", "why=penalty_box_scan conns=%d", cut);
+    }
+}
+
 /* Shuts a connection down for abuse (outside the mutex). */
 static void rpc__guard_close(rpc__guard *g, const char *peer, const char *why)
 {
@@ -404,7 +475,6 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
     uint64_t h = rpc__guard_hash(peer, plen);
     int64_t now = rpc__guard_now_ns();
     rpc__guard_reason verdict = RPC__GUARD_OK;
-    bool cut = false;
 
     pthread_mutex_lock(&g->mu);
     if (now - g->last_sweep_ns > RPC__GUARD_WINDOW_NS)
@@ -433,7 +503,8 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
             if (a && a->until_ns > now) {
                 c->closing = true;
                 c->cut_ns = now;
-                cut = true;
+                c->cut_pending = true;
+                c->cut_penalty = true;
                 verdict = RPC__GUARD_PENALTY;
             }
         }
@@ -445,7 +516,7 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
             verdict = RPC__GUARD_ABUSE;
             if (now - c->cut_ns > RPC__GUARD_RECUT_NS) {
                 c->cut_ns = now;
-                cut = true;
+                c->cut_pending = true;
             }
         } else if (live_calls >= g->max_calls)
             verdict = RPC__GUARD_SERVER_LIMIT;
@@ -454,19 +525,12 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
     }
     pthread_mutex_unlock(&g->mu);
 
+    bool scan = g->nboxed > 0; /* a racy read: the scan itself locks */
     *out = c;
     if (verdict != RPC__GUARD_OK)
         metric_add(g->refused[verdict], 1);
-    if (cut) {
-        /* Counted and logged only when a live socket was found: a call
-         * queued in the core from a connection already gone finds none. */
-        int fd = rpc__guard_shutdown_peer(peer, g->port);
-        if (fd >= 0) {
-            metric_add(g->closed_abuse, 1);
-            log_warn("conn_closed_abuse", "peer=%s why=%s fd=%d", peer,
-                     verdict == RPC__GUARD_PENALTY ? "penalty_box" : "reconnected", fd);
-        }
-    }
+    if (scan)
+        rpc__guard_box_scan(g, now);
     gpr_free(peer);
     return verdict;
 }
@@ -476,7 +540,7 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
     if (c == NULL)
         return;
     int64_t now = rpc__guard_now_ns();
-    bool cut = false;
+    bool cut = false, recut = false, penalty = false;
     char peer[RPC__GUARD_PEER_MAX];
     int resets = 0, completed = 0;
 
@@ -485,6 +549,13 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
     pthread_mutex_lock(&g->mu);
     c->live--;
     c->last_ns = now;
+    if (c->cut_pending) {
+        c->cut_pending = false;
+        recut = true;
+        penalty = c->cut_penalty;
+        c->cut_penalty = false;
+        memcpy(peer, c->peer, sizeof(peer));
+    }
     if (now - c->win_start_ns >= RPC__GUARD_WINDOW_NS) {
         c->win_start_ns = now;
         c->resets = 0;
@@ -505,6 +576,17 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
     }
     pthread_mutex_unlock(&g->mu);
 
+    if (recut) {
+        /* Counted and logged only when a live socket was found: a call
+         * queued in the core from a connection already gone finds none. */
+        int fd = rpc__guard_shutdown_peer(peer, g->port);
+        if (fd >= 0) {
+            metric_add(g->closed_abuse, 1);
+            log_warn("conn_closed_abuse", "peer=%s why=%s fd=%d", peer,
+                     penalty ? "penalty_box" : "reconnected", fd);
+        }
+        return;
+    }
     if (cut) {
         char why[64];
         snprintf(why, sizeof(why), "resets=%d,completed=%d/s", resets, completed);

@@ -12,6 +12,10 @@ Modes:
            the live-call bound per connection).
   flood    like reset, but reconnects each time the server closes the
            connection, to see the per-address penalty.
+  calls    one connection: --max-streams complete calls (HEADERS, an empty
+           message, END_STREAM) at once, then reads the answers for --hold
+           seconds; with --path .../Health/Watch the accepted streams stay
+           open (the per-connection live-call bound).
 
 Prints one JSON object on stdout: streams sent, connections made, how long
 each connection survived after its first stream (ms), how it ended.
@@ -56,6 +60,7 @@ class Conn:
         self.closed = None  # why the connection ended
         self.statuses = {}  # grpc-status -> count, from trailers received
         self.reasons = {}
+        self.with_data = set()  # streams that received a message
 
     def pump(self):
         """Reads what the server sent; records how the connection ended."""
@@ -85,6 +90,7 @@ class Conn:
                         r = d.get("scrabble-reason", "")
                         self.reasons[r] = self.reasons.get(r, 0) + 1
                 elif isinstance(ev, h2.events.DataReceived):
+                    self.with_data.add(ev.stream_id)
                     self.h2.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
             self.flush()
 
@@ -122,7 +128,10 @@ def run_conn(args, deadline, budget):
                 try:
                     sid = c.h2.get_next_available_stream_id()
                     c.h2.send_headers(sid, hdrs, end_stream=False)
-                    if args.mode == "abandon":
+                    if args.mode == "calls":
+                        # An empty message: flag 0, length 0.
+                        c.h2.send_data(sid, b"\x00\x00\x00\x00\x00", end_stream=True)
+                    elif args.mode == "abandon":
                         opened.append(sid)
                     else:
                         c.h2.reset_stream(sid, error_code=8)  # CANCEL
@@ -135,9 +144,9 @@ def run_conn(args, deadline, budget):
                 first = time.monotonic()
             c.flush()
             c.pump()
-            if args.mode == "abandon" and sent >= budget:
+            if args.mode in ("abandon", "calls") and sent >= budget:
                 break
-        if args.mode == "abandon":
+        if args.mode in ("abandon", "calls"):
             # Hold the streams open, reading what the server answers.
             end = min(deadline, time.monotonic() + args.hold)
             while c.closed is None and time.monotonic() < end:
@@ -151,13 +160,13 @@ def run_conn(args, deadline, budget):
         except OSError:
             pass
     return {"streams": sent, "survived_ms": survived_ms, "closed": c.closed,
-            "statuses": c.statuses, "reasons": c.reasons}
+            "statuses": c.statuses, "reasons": c.reasons, "with_data": len(c.with_data)}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", required=True, help="host:port (loopback)")
-    ap.add_argument("--mode", choices=["reset", "abandon", "flood"], default="reset")
+    ap.add_argument("--mode", choices=["reset", "abandon", "flood", "calls"], default="reset")
     ap.add_argument("--path", default="/scrabble.v1.Edge/GetState")
     ap.add_argument("--token", default=None)
     ap.add_argument("--duration", type=float, default=10.0, help="seconds (max 60)")
@@ -199,7 +208,8 @@ def main():
            "survived_ms_max": surv[-1] if surv else None,
            "survived_ms_median": surv[len(surv) // 2] if surv else None,
            "streams_per_conn_max": per[-1] if per else 0,
-           "statuses": {}, "reasons": {}, "conns": conns[:3]}
+           "statuses": {}, "reasons": {}, "with_data": sum(c["with_data"] for c in conns),
+           "conns": conns[:3]}
     for c in conns:
         for k, v in c["statuses"].items():
             out["statuses"][k] = out["statuses"].get(k, 0) + v
