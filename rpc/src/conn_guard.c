@@ -49,6 +49,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <grpc/support/alloc.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -110,6 +111,10 @@ struct rpc__guard {
     int nboxed;
     int64_t last_sweep_ns;
     _Atomic int64_t last_box_scan_ns;
+    /* When a connection was last shut down for abuse, and whether memory
+     * has been handed back to the system since (see rpc__guard_admit). */
+    int64_t last_abuse_ns;
+    bool trimmed;
     int port; /* our listening port, to match the core's sockets */
     int max_per_conn, max_calls, max_resets;
     int64_t penalty_ns;
@@ -477,8 +482,17 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
     rpc__guard_reason verdict = RPC__GUARD_OK;
 
     pthread_mutex_lock(&g->mu);
-    if (now - g->last_sweep_ns > RPC__GUARD_WINDOW_NS)
+    bool trim = false;
+    if (now - g->last_sweep_ns > RPC__GUARD_WINDOW_NS) {
         rpc__guard_sweep_locked(g, now);
+        /* An attack leaves the core's and our freed call memory in malloc's
+         * free lists, which glibc keeps; once the abuse has stopped for a
+         * few seconds, hand it back so RSS returns to where it was. */
+        if (!g->trimmed && g->last_abuse_ns > 0 && now - g->last_abuse_ns > RPC__GUARD_IDLE_NS) {
+            g->trimmed = true;
+            trim = true;
+        }
+    }
     rpc__guard_conn *c = g->conns[h % RPC__GUARD_BUCKETS];
     while (c && !(c->hash == h && strncmp(c->peer, peer, plen) == 0 && c->peer[plen] == '\0'))
         c = c->next;
@@ -531,6 +545,8 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
         metric_add(g->refused[verdict], 1);
     if (scan)
         rpc__guard_box_scan(g, now);
+    if (trim)
+        malloc_trim(0);
     gpr_free(peer);
     return verdict;
 }
@@ -573,6 +589,10 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
         completed = c->completed;
         memcpy(peer, c->peer, sizeof(peer));
         rpc__guard_box_locked(g, c->peer, now);
+    }
+    if (cut || recut) {
+        g->last_abuse_ns = now;
+        g->trimmed = false;
     }
     pthread_mutex_unlock(&g->mu);
 
