@@ -51,6 +51,7 @@
 #include <grpc/support/alloc.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -389,9 +390,16 @@ int rpc__guard_shutdown_peer(const char *peer, int local_port)
             continue;
         if (local_port > 0 && rpc__guard_local_port(fd) != local_port)
             continue;
+        /* A peer that already went away (its calls all end cancelled at
+         * once, which looks like a burst of resets) is not an abuser: say
+         * so, so its address is not penalised. */
+        struct tcp_info ti;
+        socklen_t tl = sizeof(ti);
+        bool established = getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
+                           ti.tcpi_state == TCP_ESTABLISHED;
         /* Never close(): the descriptor is the core's. */
         shutdown(fd, SHUT_RDWR);
-        found = fd;
+        found = established ? fd : -2;
         break;
     }
     closedir(d);
@@ -464,6 +472,15 @@ static void rpc__guard_box_scan(rpc__guard *g, int64_t now)
 static void rpc__guard_close(rpc__guard *g, const char *peer, const char *why)
 {
     int fd = rpc__guard_shutdown_peer(peer, g->port);
+    if (fd < 0) {
+        /* Gone already (or never a TCP peer): its calls were cancelled by
+         * its death, not by a hostile client. No penalty. */
+        log_info("conn_resets_gone", "peer=%s why=%s", peer, why);
+        return;
+    }
+    pthread_mutex_lock(&g->mu);
+    rpc__guard_box_locked(g, peer, rpc__guard_now_ns());
+    pthread_mutex_unlock(&g->mu);
     metric_add(g->closed_abuse, 1);
     log_warn("conn_closed_abuse", "peer=%s why=%s fd=%d penalty_ms=%lld", peer, why, fd,
              (long long)(g->penalty_ns / 1000000));
@@ -588,7 +605,6 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
         resets = c->resets;
         completed = c->completed;
         memcpy(peer, c->peer, sizeof(peer));
-        rpc__guard_box_locked(g, c->peer, now);
     }
     if (cut || recut) {
         g->last_abuse_ns = now;

@@ -106,7 +106,8 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *conn, bool client_cancelled)
 const char *rpc__guard_reason_name(rpc__guard_reason r);
 /* shutdown(SHUT_RDWR) the socket of `peer` ("ipv4:a.b.c.d:port") whose
  * local port is local_port (any when <= 0); never closes it. The
- * descriptor, or -1 when none matched. */
+ * descriptor, -1 when none matched, -2 when it matched a connection no
+ * longer established (the peer had gone). */
 int rpc__guard_shutdown_peer(const char *peer, int local_port);
 
 /* Names of the services registered (for reflection's list_services). */

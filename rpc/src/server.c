@@ -490,7 +490,8 @@ static void rpc__call_unref(rpc_call *c)
     }
     /* Cancelled before its deadline: the client reset it (or its
      * connection died), which the guard weighs against completed calls. */
-    bool reset = c->close_cancelled && c->call && rpc_call_remaining_ms(c) > 0;
+    bool reset = c->close_cancelled && c->call && rpc_call_remaining_ms(c) > 0 &&
+                 !atomic_load(&s->shutting_down); /* the drain cancels calls itself */
     rpc__guard_end(s->guard, c->conn, reset);
     rpc__call_free(c);
     metric_add(s->calls_live, -1);

@@ -254,6 +254,25 @@ def test_process_bound():
     ec.wait_metric(TIGHT_MPORT, "rpc_server_calls_live", lambda v: v == 0, timeout=30)
 
 
+def test_disconnect_not_penalised():
+    """A client that goes away with 150 calls in flight (all cancelled at
+    once, like a burst of resets) is not an abuser: its address is not
+    penalised and its next connection is served."""
+    closed0 = metric(MPORT, "rpc_server_conns_closed_abuse_total")
+    holder = attack_bg(TARGET, "--mode", "calls", "--source", "127.0.0.8", "--max-streams", "150",
+                       "--path", WATCH, "--hold", "30")
+    try:
+        ec.wait_metric(MPORT, "rpc_server_calls_live", lambda v: v >= 150, timeout=20)
+    finally:
+        holder.kill()
+        holder.wait()
+    ec.wait_metric(MPORT, "rpc_server_calls_live", lambda v: v <= 1, timeout=30)
+    r = attack(TARGET, "--mode", "calls", "--source", "127.0.0.8", "--max-streams", "1",
+               "--path", "/grpc.health.v1.Health/Check", "--hold", "2")
+    assert r["statuses"] == {"0": 1} and r["with_data"] == 1, r
+    assert metric(MPORT, "rpc_server_conns_closed_abuse_total") == closed0
+
+
 def scrape(port, timeout=5):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout) as resp:
         assert resp.status == 200
@@ -310,7 +329,7 @@ def test_metrics_slowloris():
 
 
 TESTS = [test_rapid_reset, test_penalty_box, test_reset_flood, test_connection_bound,
-         test_process_bound, test_metrics_slowloris]
+         test_process_bound, test_disconnect_not_penalised, test_metrics_slowloris]
 
 
 def main():
