@@ -18,8 +18,8 @@
  * A connection is known by its peer string (grpc_call_get_peer,
  * "ipv4:a.b.c.d:port"): one listening port per server, so the peer address
  * and port name exactly one TCP connection. The guard keeps, per
- * connection, its live calls and, over a one-second window, the calls the
- * client cancelled before their deadline and the calls that completed.
+ * connection, its live calls and the calls the client cancelled before
+ * their deadline and the calls that completed, both halving every 10 s.
  *
  * How a connection is closed. The public API of core 1.51 has no way to
  * close one connection. Two ways were weighed:
@@ -67,6 +67,7 @@
 
 #define RPC__GUARD_BUCKETS 8192
 #define RPC__GUARD_WINDOW_NS 1000000000LL
+#define RPC__GUARD_DECAY_NS (10 * RPC__GUARD_WINDOW_NS)
 /* A call refused on a closing connection shuts the socket down again at
  * most this often: the client may have reconnected from the same source
  * port (a bind() to a source address reuses ports quickly) while the
@@ -76,7 +77,7 @@
  * searched this often for connections from those addresses. */
 #define RPC__GUARD_BOX_SCAN_NS (100 * 1000000LL)
 /* A connection with no live call and no activity for this long is
- * forgotten (its one-second counters have expired by then anyway). */
+ * forgotten: it is not attacking. */
 #define RPC__GUARD_IDLE_NS (3 * RPC__GUARD_WINDOW_NS)
 #define RPC__GUARD_PEER_MAX 96
 
@@ -168,7 +169,7 @@ rpc__guard *rpc__guard_create(const rpc_server_config *cfg, metrics_registry *m)
     pthread_mutex_init(&g->mu, NULL);
     g->max_per_conn = cfg->max_calls_per_connection > 0 ? cfg->max_calls_per_connection : 1000;
     g->max_calls = cfg->max_calls > 0 ? cfg->max_calls : 20000;
-    g->max_resets = cfg->max_resets_per_second;
+    g->max_resets = cfg->max_resets;
     g->penalty_ns = (int64_t)cfg->abuse_penalty_ms * 1000000;
     for (int r = 0; r < RPC__GUARD_NREASONS; r++) {
         char labels[64];
@@ -589,11 +590,17 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
         c->cut_penalty = false;
         memcpy(peer, c->peer, sizeof(peer));
     }
-    if (now - c->win_start_ns >= RPC__GUARD_WINDOW_NS) {
-        c->win_start_ns = now;
-        c->resets = 0;
-        c->completed = 0;
+    /* Both counts halve every RPC__GUARD_DECAY_NS: old history fades, and
+     * the rule does not depend on how fast the workers retire calls (a
+     * starved server may see an attacker's resets slower than any
+     * per-second threshold, while the core queues them by the thousand). */
+    for (int i = 0; i < 32 && now - c->win_start_ns >= RPC__GUARD_DECAY_NS; i++) {
+        c->win_start_ns += RPC__GUARD_DECAY_NS;
+        c->resets /= 2;
+        c->completed /= 2;
     }
+    if (now - c->win_start_ns >= RPC__GUARD_DECAY_NS)
+        c->win_start_ns = now;
     if (client_cancelled)
         c->resets++;
     else
@@ -625,7 +632,7 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
     }
     if (cut) {
         char why[64];
-        snprintf(why, sizeof(why), "resets=%d,completed=%d/s", resets, completed);
+        snprintf(why, sizeof(why), "resets=%d,completed=%d", resets, completed);
         rpc__guard_close(g, peer, why);
     }
 }

@@ -31,7 +31,7 @@ void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metri
      * resets streams, which frees them in HTTP/2 but not yet here, does. */
     cfg->max_calls_per_connection = 1000;
     cfg->max_calls = 20000;
-    cfg->max_resets_per_second = 100;
+    cfg->max_resets = 100;
     cfg->abuse_penalty_ms = 10000;
     cfg->metrics_timeout_ms = 5000;
     cfg->metrics_conns_per_address = 8;
@@ -79,8 +79,9 @@ const cfg_option rpc_server_cfg_options[] = {
     CFG_INT_OPT(rpc_server_config, max_calls, "max-calls", 1, 10000000, NULL,
                 "live calls the whole process may hold; more: RESOURCE_EXHAUSTED "
                 "server_calls_limit"),
-    CFG_INT_OPT(rpc_server_config, max_resets_per_second, "max-resets-per-second", 0, 1000000, NULL,
-                "calls a connection may cancel in one second (beyond those it completes) "
+    CFG_INT_OPT(rpc_server_config, max_resets, "max-resets", 0, 1000000, NULL,
+                "calls a connection may cancel before their deadline, beyond those it completes "
+                "(both counts halve every 10 s), "
                 "before it is shut down; 0: never"),
     CFG_DUR_OPT(rpc_server_config, abuse_penalty_ms, "abuse-penalty", 0, 3600000, NULL,
                 "after a connection is shut down for abuse, calls from its address are refused "

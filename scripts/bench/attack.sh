@@ -11,7 +11,7 @@
 #     without the attack, how long the attacker's connections survived,
 #     and the gateway's CPU per attack stream (scripts/bench/attack.py);
 #  2. the same single-connection reset stream, a fixed number of streams,
-#     against a gateway with the guard off (--max-resets-per-second=0
+#     against a gateway with the guard off (--max-resets=0
 #     --abuse-penalty=0) and against bare-echo (the C core alone, 2
 #     threads): CPU per reset stream, and RSS growth, where nothing closes
 #     the connection.
@@ -65,7 +65,7 @@ pids+=($!)
 bare_pid=$!
 open_port=$(free_port) open_mport=$(free_port)
 mapfile -t args < <(svc_args_gateway "$open_port" "$open_mport" $((7200 + PORT_OFFSET)) $((56379 + PORT_OFFSET)) $((7100 + PORT_OFFSET)))
-"$BUILD_DIR/bin/gateway" "${args[@]}" --max-resets-per-second=0 --abuse-penalty=0 --log-level=warn \
+"$BUILD_DIR/bin/gateway" "${args[@]}" --max-resets=0 --abuse-penalty=0 --log-level=warn \
     2>/dev/null &
 pids+=($!)
 open_pid=$!

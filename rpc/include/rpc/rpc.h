@@ -80,10 +80,10 @@ typedef struct rpc_server_config {
      * any handler work. */
     int max_calls_per_connection;
     int max_calls;
-    /* A connection whose client cancels more than this many calls in one
-     * second, and more than it completes in that second, is shut down; 0
-     * turns the check off. */
-    int max_resets_per_second;
+    /* A connection whose client cancels more than this many calls before
+     * their deadline, and more than it completes (both counts halve every
+     * 10 s), is shut down; 0 turns the check off. */
+    int max_resets;
     /* After such a close, calls from the same address are refused (and
      * their connections shut down) for this long; 0: no penalty box. */
     int abuse_penalty_ms;

@@ -210,7 +210,7 @@ def test_reset_flood():
     is cut at once (penalty box), the good client is served."""
     good_client()
     t0 = time.monotonic()
-    r = attack(TARGET, "--mode", "flood", "--source", "127.0.0.6", "--duration", "4",
+    r = attack(TARGET, "--mode", "flood", "--source", "127.0.0.6", "--duration", "6",
                "--max-conns", "300")
     t1 = time.monotonic()
     assert r["connections"] >= 2, r

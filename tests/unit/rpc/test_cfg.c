@@ -403,7 +403,7 @@ static void test_server_options(void **state)
                                         "peer-tls-server-name",
                                         "max-calls-per-connection",
                                         "max-calls",
-                                        "max-resets-per-second",
+                                        "max-resets",
                                         "abuse-penalty",
                                         "metrics-timeout",
                                         "metrics-conns-per-address",
@@ -427,7 +427,7 @@ static void test_server_options(void **state)
     assert_int_equal(sc.stream_queue_limit, 256);
     assert_int_equal(sc.max_calls_per_connection, 1000);
     assert_int_equal(sc.max_calls, 20000);
-    assert_int_equal(sc.max_resets_per_second, 100);
+    assert_int_equal(sc.max_resets, 100);
     assert_int_equal(sc.abuse_penalty_ms, 10000);
     assert_int_equal(sc.metrics_timeout_ms, 5000);
     assert_int_equal(sc.metrics_conns_per_address, 8);
