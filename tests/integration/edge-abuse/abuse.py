@@ -221,6 +221,43 @@ def test_reset_flood():
     ec.wait_metric(MPORT, "rpc_server_calls_live", lambda v: v <= 1, timeout=30)
 
 
+def test_reset_after_message():
+    """The cousin that reaches the handler: HEADERS, a whole message, then
+    RST_STREAM, on Health/Check (no token needed). A call whose reset the
+    server reads before it answers counts as a reset and the connection is
+    shut down as for the plain rapid reset (seen every time on the release
+    build); a call answered before its reset arrives was a complete call,
+    so on a starved server this is a plain request flood. Either way: the
+    good client is served and every call is freed."""
+    good_client()
+    t0 = time.monotonic()
+    r = attack(TARGET, "--mode", "reset", "--with-message", "--source", "127.0.0.10",
+               "--path", "/grpc.health.v1.Health/Check", "--duration", "5")
+    t1 = time.monotonic()
+    c = r["conns"][0]
+    print(f"#   connection ended: {c['closed'] or 'no (attacker stopped)'} after {c['survived_ms']} ms")
+    assert_good_served(t0, t1)
+    ec.wait_metric(MPORT, "rpc_server_calls_live", lambda v: v <= 1, timeout=30)
+
+
+def test_abandoned_streams():
+    """The cousin the runtime cannot see: HEADERS without a message, never
+    completed nor reset. The core holds such a call until its message
+    comes, so HTTP/2's own bound applies: the server's
+    MAX_CONCURRENT_STREAMS (1000) stops the client at 1000 open streams;
+    the good client is served meanwhile, and nothing is left once the
+    client goes."""
+    good_client()
+    t0 = time.monotonic()
+    r = attack(TARGET, "--mode", "abandon", "--source", "127.0.0.9", "--max-streams", "1500",
+               "--hold", "3", "--duration", "20")
+    t1 = time.monotonic()
+    c = r["conns"][0]
+    assert r["streams"] == 1000 and c["stream_limit"] and c["closed"] is None, r
+    assert_good_served(t0, t1)
+    ec.wait_metric(MPORT, "rpc_server_calls_live", lambda v: v <= 1, timeout=30)
+
+
 def test_connection_bound():
     """25 Health/Watch streams on one connection of the tight gateway
     (--max-calls-per-connection=20): 20 are served, 5 are refused with
@@ -328,7 +365,8 @@ def test_metrics_slowloris():
     scrape(MPORT)
 
 
-TESTS = [test_rapid_reset, test_penalty_box, test_reset_flood, test_connection_bound,
+TESTS = [test_rapid_reset, test_penalty_box, test_reset_flood, test_reset_after_message,
+         test_abandoned_streams, test_connection_bound,
          test_process_bound, test_disconnect_not_penalised, test_metrics_slowloris]
 
 

