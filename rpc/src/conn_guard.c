@@ -292,6 +292,27 @@ static void rpc__guard_box_locked(rpc__guard *g, const char *peer, int64_t now)
     a->until_ns = now + g->penalty_ns;
 }
 
+/* Copies the core's peer string into out, with the brackets of an IPv6
+ * address as brackets: the core writes "ipv6:%5B::1%5D:port". Returns the
+ * length. */
+static size_t rpc__guard_peer_normalize(const char *in, char *out, size_t len)
+{
+    size_t n = 0;
+    while (*in && n + 1 < len) {
+        if (in[0] == '%' && in[1] == '5' && (in[2] == 'B' || in[2] == 'b')) {
+            out[n++] = '[';
+            in += 3;
+        } else if (in[0] == '%' && in[1] == '5' && (in[2] == 'D' || in[2] == 'd')) {
+            out[n++] = ']';
+            in += 3;
+        } else {
+            out[n++] = *in++;
+        }
+    }
+    out[n] = '\0';
+    return n;
+}
+
 /* Parses "ipv4:a.b.c.d:port" or "ipv6:[addr]:port". 0, or -1 for anything
  * else (unix sockets, in-process transports): those are never shut down. */
 static int rpc__guard_parse_peer(const char *peer, struct sockaddr_storage *ss)
@@ -366,9 +387,11 @@ static int rpc__guard_local_port(int fd)
     return -1;
 }
 
-int rpc__guard_shutdown_peer(const char *peer, int local_port)
+int rpc__guard_shutdown_peer(const char *core_peer, int local_port)
 {
     struct sockaddr_storage want;
+    char peer[RPC__GUARD_PEER_MAX];
+    rpc__guard_peer_normalize(core_peer, peer, sizeof(peer));
     if (rpc__guard_parse_peer(peer, &want) != 0)
         return -1;
     DIR *d = opendir("/proc/self/fd");
@@ -491,10 +514,12 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
                                    rpc__guard_conn **out)
 {
     *out = NULL;
-    char *peer = grpc_call_get_peer(call);
-    if (peer == NULL)
+    char *core_peer = grpc_call_get_peer(call);
+    if (core_peer == NULL)
         return RPC__GUARD_OK;
-    size_t plen = strnlen(peer, RPC__GUARD_PEER_MAX - 1);
+    char peer[RPC__GUARD_PEER_MAX];
+    size_t plen = rpc__guard_peer_normalize(core_peer, peer, sizeof(peer));
+    gpr_free(core_peer);
     uint64_t h = rpc__guard_hash(peer, plen);
     int64_t now = rpc__guard_now_ns();
     rpc__guard_reason verdict = RPC__GUARD_OK;
@@ -518,7 +543,6 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
         c = calloc(1, sizeof(*c));
         if (c == NULL) {
             pthread_mutex_unlock(&g->mu);
-            gpr_free(peer);
             return RPC__GUARD_OK; /* out of memory: let the call through unguarded */
         }
         c->hash = h;
@@ -555,9 +579,9 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
         else if (c->live > g->max_per_conn)
             verdict = RPC__GUARD_CONN_LIMIT;
     }
+    bool scan = g->nboxed > 0;
     pthread_mutex_unlock(&g->mu);
 
-    bool scan = g->nboxed > 0; /* a racy read: the scan itself locks */
     *out = c;
     if (verdict != RPC__GUARD_OK)
         metric_add(g->refused[verdict], 1);
@@ -565,7 +589,6 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
         rpc__guard_box_scan(g, now);
     if (trim)
         malloc_trim(0);
-    gpr_free(peer);
     return verdict;
 }
 

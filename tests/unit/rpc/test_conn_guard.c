@@ -97,6 +97,37 @@ static void test_shutdown_v4_mapped(void **state)
     check_shutdown(AF_INET6);
 }
 
+/* An IPv6 client, named as the core names it: "ipv6:%5B::1%5D:port". */
+static void test_shutdown_ipv6(void **state)
+{
+    (void)state;
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = in6addr_loopback};
+    socklen_t len = sizeof(a);
+    int lfd = socket(AF_INET6, SOCK_STREAM, 0);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, len) != 0) {
+        if (lfd >= 0)
+            close(lfd);
+        skip(); /* no IPv6 loopback here */
+    }
+    assert_int_equal(listen(lfd, 4), 0);
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &len), 0);
+    int lport = ntohs(a.sin6_port);
+    int cfd = socket(AF_INET6, SOCK_STREAM, 0);
+    assert_int_equal(connect(cfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    int sfd = accept(lfd, NULL, NULL);
+    struct sockaddr_in6 me;
+    len = sizeof(me);
+    assert_int_equal(getsockname(cfd, (struct sockaddr *)&me, &len), 0);
+    char peer[96];
+    snprintf(peer, sizeof(peer), "ipv6:%%5B::1%%5D:%d", ntohs(me.sin6_port));
+    assert_int_equal(rpc__guard_shutdown_peer(peer, lport), sfd);
+    char c;
+    assert_int_equal(recv(cfd, &c, 1, 0), 0);
+    close(cfd);
+    close(sfd);
+    close(lfd);
+}
+
 static void test_no_match(void **state)
 {
     (void)state;
@@ -132,9 +163,8 @@ static void test_gone_peer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shutdown_ipv4),
-        cmocka_unit_test(test_shutdown_v4_mapped),
-        cmocka_unit_test(test_no_match),
+        cmocka_unit_test(test_shutdown_ipv4), cmocka_unit_test(test_shutdown_v4_mapped),
+        cmocka_unit_test(test_shutdown_ipv6), cmocka_unit_test(test_no_match),
         cmocka_unit_test(test_gone_peer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
