@@ -850,6 +850,15 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
                       "call refused: %s", rpc__guard_reason_name(why));
         return;
     }
+    /* No message with a unary or server-streaming call: the client reset
+     * the stream before sending it (the rapid-reset shape) or half-closed
+     * without one. Either way nothing to serve: answer before any admission
+     * step or handler could do work (a token lookup, a downstream call) for
+     * a caller that is already gone. */
+    if (c->method && c->method->kind == RPC__METHOD_HANDLER && c->request == NULL) {
+        rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "request has no message");
+        return;
+    }
     rpc__dispatch(c);
     /* An unfinished unary call (a deferred reply) posts no close of its
      * own: its close rides in the final batch, one completion fewer per
