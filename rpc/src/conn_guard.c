@@ -126,16 +126,27 @@ struct rpc__guard {
     metric *resets_total;
 };
 
-static const char *const rpc__guard_reason_names[RPC__GUARD_NREASONS] = {
-    [RPC__GUARD_CONN_LIMIT] = "conn_calls_limit",
-    [RPC__GUARD_SERVER_LIMIT] = "server_calls_limit",
-    [RPC__GUARD_ABUSE] = "stream_abuse",
-    [RPC__GUARD_PENALTY] = "penalty_box",
+/* The refusals: the scrabble-reason token and status of each (read by
+ * proto/contract/scan_reasons.py; the tokens are contract, reasons.txt). */
+static const struct {
+    const char *reason;
+    grpc_status_code code;
+} rpc__guard_refusals[RPC__GUARD_NREASONS] = {
+    [RPC__GUARD_CONN_LIMIT] = {"conn_calls_limit", GRPC_STATUS_RESOURCE_EXHAUSTED},
+    [RPC__GUARD_SERVER_LIMIT] = {"server_calls_limit", GRPC_STATUS_RESOURCE_EXHAUSTED},
+    [RPC__GUARD_ABUSE] = {"stream_abuse", GRPC_STATUS_RESOURCE_EXHAUSTED},
+    [RPC__GUARD_PENALTY] = {"penalty_box", GRPC_STATUS_RESOURCE_EXHAUSTED},
 };
 
 const char *rpc__guard_reason_name(rpc__guard_reason r)
 {
-    return (r >= 0 && r < RPC__GUARD_NREASONS) ? rpc__guard_reason_names[r] : "unknown";
+    return (r >= 0 && r < RPC__GUARD_NREASONS) ? rpc__guard_refusals[r].reason : "unknown";
+}
+
+grpc_status_code rpc__guard_reason_code(rpc__guard_reason r)
+{
+    return (r >= 0 && r < RPC__GUARD_NREASONS) ? rpc__guard_refusals[r].code
+                                               : GRPC_STATUS_RESOURCE_EXHAUSTED;
 }
 
 static int64_t rpc__guard_now_ns(void)
@@ -173,7 +184,7 @@ rpc__guard *rpc__guard_create(const rpc_server_config *cfg, metrics_registry *m)
     g->penalty_ns = (int64_t)cfg->abuse_penalty_ms * 1000000;
     for (int r = 0; r < RPC__GUARD_NREASONS; r++) {
         char labels[64];
-        snprintf(labels, sizeof(labels), "reason=\"%s\"", rpc__guard_reason_names[r]);
+        snprintf(labels, sizeof(labels), "reason=\"%s\"", rpc__guard_refusals[r].reason);
         g->refused[r] = metrics_counter(m, "rpc_server_calls_refused_total", labels,
                                         "Calls refused before any handler work, by reason");
         if (g->refused[r] == NULL)

@@ -102,8 +102,9 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
 /* When the call is freed; client_cancelled: the client cancelled it
  * before its deadline (a reset). May shut the connection down. */
 void rpc__guard_end(rpc__guard *g, rpc__guard_conn *conn, bool client_cancelled);
-/* The scrabble-reason token of a refusal. */
+/* The scrabble-reason token and the status code of a refusal. */
 const char *rpc__guard_reason_name(rpc__guard_reason r);
+grpc_status_code rpc__guard_reason_code(rpc__guard_reason r);
 /* shutdown(SHUT_RDWR) the socket of `peer` ("ipv4:a.b.c.d:port") whose
  * local port is local_port (any when <= 0); never closes it. The
  * descriptor, -1 when none matched, -2 when it matched a connection no

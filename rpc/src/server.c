@@ -838,15 +838,15 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
         /* Its connection is being shut down: nobody will read a status.
          * Cancel and free it without a batch, so a backlog of such calls
          * queued in the core drains as fast as possible. */
-        grpc_call_cancel_with_status(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+        grpc_call_cancel_with_status(c->call, rpc__guard_reason_code(why),
                                      rpc__guard_reason_name(why), NULL);
-        c->sent_code = GRPC_STATUS_RESOURCE_EXHAUSTED;
+        c->sent_code = rpc__guard_reason_code(why);
         atomic_store(&c->refs, 1);
         rpc__call_unref(c);
         return;
     }
     if (why != RPC__GUARD_OK) {
-        rpc_call_fail(c, GRPC_STATUS_RESOURCE_EXHAUSTED, rpc__guard_reason_name(why),
+        rpc_call_fail(c, rpc__guard_reason_code(why), rpc__guard_reason_name(why),
                       "call refused: %s", rpc__guard_reason_name(why));
         return;
     }
