@@ -491,7 +491,12 @@ static void rpc__guard_box_scan(rpc__guard *g, int64_t now)
         rpc__guard_addr *a = rpc__guard_boxed_find_locked(g, addr, n, rpc__guard_hash(addr, n));
         bool boxed = a && a->until_ns > now;
         pthread_mutex_unlock(&g->mu);
-        if (boxed) {
+        /* Only established ones: a socket already shut down stays in the
+         * table until the core closes it, and is not cut (or counted) twice. */
+        struct tcp_info ti;
+        socklen_t tl = sizeof(ti);
+        if (boxed && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
+            ti.tcpi_state == TCP_ESTABLISHED) {
             shutdown(fd, SHUT_RDWR);
             cut++;
         }
