@@ -24,6 +24,7 @@ each connection survived after its first stream (ms), how it ended.
 import argparse
 import json
 import socket
+import ssl
 import sys
 import time
 
@@ -33,10 +34,10 @@ import h2.events
 import h2.exceptions
 
 
-def headers_for(authority, path, token=None):
+def headers_for(authority, path, token=None, scheme="http"):
     h = [
         (":method", "POST"),
-        (":scheme", "http"),
+        (":scheme", scheme),
         (":path", path),
         (":authority", authority),
         ("content-type", "application/grpc"),
@@ -48,9 +49,18 @@ def headers_for(authority, path, token=None):
 
 
 class Conn:
-    def __init__(self, host, port, source):
+    def __init__(self, host, port, source, tls=None):
         self.sock = socket.create_connection((host, port), timeout=5,
                                             source_address=(source, 0) if source else None)
+        if tls:
+            # TLS with ALPN h2; a client certificate when the server wants
+            # one (mutual TLS): tls = (ca, cert, key) paths.
+            ctx = ssl.create_default_context(cafile=tls[0])
+            ctx.check_hostname = False
+            if tls[1]:
+                ctx.load_cert_chain(tls[1], tls[2])
+            ctx.set_alpn_protocols(["h2"])
+            self.sock = ctx.wrap_socket(self.sock, server_hostname="localhost")
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         cfg = h2.config.H2Configuration(client_side=True, header_encoding="utf-8",
                                         validate_inbound_headers=False)
@@ -68,7 +78,7 @@ class Conn:
         while self.closed is None:
             try:
                 data = self.sock.recv(65536)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 return
             except (ConnectionResetError, BrokenPipeError, OSError) as e:
                 self.closed = "reset:" + type(e).__name__
@@ -101,7 +111,7 @@ class Conn:
             try:
                 n = self.sock.send(data)
                 data = data[n:]
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 self.pump_wait()
             except (ConnectionResetError, BrokenPipeError, OSError) as e:
                 self.closed = "reset:" + type(e).__name__
@@ -115,9 +125,10 @@ class Conn:
 
 def run_conn(args, deadline, budget):
     """One connection until the server ends it, the deadline or the budget."""
-    c = Conn(args.host, args.port, args.source)
+    tls = (args.tls_ca, args.tls_cert, args.tls_key) if args.tls_ca else None
+    c = Conn(args.host, args.port, args.source, tls)
     authority = "%s:%d" % (args.host, args.port)
-    hdrs = headers_for(authority, args.path, args.token)
+    hdrs = headers_for(authority, args.path, args.token, "https" if tls else "http")
     sent = 0
     first = None
     opened = []
@@ -155,9 +166,10 @@ def run_conn(args, deadline, budget):
             c.pump()
             if args.mode in ("abandon", "calls") and (sent >= budget or stream_limit):
                 break
-        if args.mode in ("abandon", "calls"):
-            # Hold the streams open, reading what the server answers.
-            end = min(deadline, time.monotonic() + args.hold)
+        if args.mode in ("abandon", "calls") or args.linger > 0:
+            # Hold the streams open, reading what the server answers (or,
+            # after a reset burst, whether the server closes the connection).
+            end = min(deadline, time.monotonic() + (args.hold if args.linger <= 0 else args.linger))
             while c.closed is None and time.monotonic() < end:
                 c.pump_wait()
     finally:
@@ -185,6 +197,11 @@ def main():
     ap.add_argument("--batch", type=int, default=50, help="streams per write")
     ap.add_argument("--hold", type=float, default=3.0, help="abandon: seconds to hold")
     ap.add_argument("--source", default=None, help="local address to bind (e.g. 127.0.0.2)")
+    ap.add_argument("--tls-ca", default=None, help="TLS: the CA that signed the server")
+    ap.add_argument("--tls-cert", default=None, help="TLS: client certificate (mutual TLS)")
+    ap.add_argument("--tls-key", default=None, help="TLS: its key")
+    ap.add_argument("--linger", type=float, default=0.0,
+                    help="reset: after the last stream, keep reading up to this many seconds")
     ap.add_argument("--with-message", action="store_true",
                     help="reset/flood: send an empty message before each RST_STREAM")
     args = ap.parse_args()

@@ -10,7 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
 
-stack_require store-svc game-svc gateway
+stack_require store-svc game-svc gateway rpc-ping-server
 /usr/bin/python3 -c 'import h2' 2>/dev/null || { echo "SKIP: python3-h2 is not installed (scripts/install-deps.sh)"; exit 77; }
 
 stack_init
@@ -31,6 +31,16 @@ mapfile -t args < <(svc_args_gateway "$TIGHT_PORT" "$TIGHT_METRICS_PORT" "$STORE
 svc_up gateway-tight "$BUILD_DIR/bin/gateway" "$TIGHT_PORT" "${args[@]}" "${LIMITS[@]}" \
     --max-calls-per-connection=20 --max-calls=30
 
-export GATEWAY_PORT GATEWAY_METRICS_PORT GATEWAY_PID TIGHT_PORT TIGHT_METRICS_PORT
+# A mutual-TLS port (the services' own kind): the guard must cut a TLS
+# connection the same way. rpc-ping-server is the runtime with nothing but
+# its built-in services.
+CERTS=$STACK_TMP/certs
+"$REPO_ROOT/scripts/gen-certs.sh" "$CERTS" >"$STACK_TMP/gen-certs.log" 2>&1
+TLS_PORT=$(free_port)
+svc_start ping-tls "$BUILD_DIR/bin/rpc-ping-server" --listen=127.0.0.1:$TLS_PORT --metrics-listen= \
+    --tls-cert="$CERTS/store-svc.crt" --tls-key="$CERTS/store-svc.key" --tls-ca="$CERTS/ca.crt"
+wait_port 127.0.0.1 "$TLS_PORT" 20
+
+export GATEWAY_PORT GATEWAY_METRICS_PORT GATEWAY_PID TIGHT_PORT TIGHT_METRICS_PORT TLS_PORT CERTS
 export ATTACK="$here/h2_attack.py"
 timeout -k 10 240 /usr/bin/python3 "$here/abuse.py" "$@"
