@@ -111,6 +111,7 @@ struct rpc__guard {
     rpc__guard_conn **conns; /* RPC__GUARD_BUCKETS chains */
     rpc__guard_addr **boxed; /* RPC__GUARD_BUCKETS chains */
     int nboxed;
+    int64_t admitted; /* calls let through and not yet freed */
     int64_t last_sweep_ns;
     _Atomic int64_t last_box_scan_ns;
     /* When a connection was last shut down for abuse, and whether memory
@@ -526,8 +527,7 @@ static void rpc__guard_close(rpc__guard *g, const char *peer, const char *why)
              (long long)(g->penalty_ns / 1000000));
 }
 
-rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_calls,
-                                   rpc__guard_conn **out)
+rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, rpc__guard_conn **out)
 {
     *out = NULL;
     char *core_peer = grpc_call_get_peer(call);
@@ -539,6 +539,7 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
     uint64_t h = rpc__guard_hash(peer, plen);
     int64_t now = rpc__guard_now_ns();
     rpc__guard_reason verdict = RPC__GUARD_OK;
+    bool flooding = false;
 
     pthread_mutex_lock(&g->mu);
     bool trim = false;
@@ -590,17 +591,35 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
                 c->cut_ns = now;
                 c->cut_pending = true;
             }
-        } else if (live_calls >= g->max_calls)
-            verdict = RPC__GUARD_SERVER_LIMIT;
-        else if (c->live > g->max_per_conn)
+        } else if (c->live > 2 * g->max_per_conn) {
+            /* Refused calls are live too until their status is out; a
+             * connection holding twice its bound keeps sending calls it was
+             * told to stop: shut it down rather than refuse without end. */
+            c->closing = true;
+            c->cut_ns = now;
+            flooding = true;
+            verdict = RPC__GUARD_ABUSE;
+        } else if (c->live > g->max_per_conn) {
             verdict = RPC__GUARD_CONN_LIMIT;
+        } else if (g->admitted >= g->max_calls) {
+            /* Counts admitted calls only: refusals (another connection's
+             * flood) must not crowd out well-behaved clients. */
+            verdict = RPC__GUARD_SERVER_LIMIT;
+        }
     }
+    if (verdict == RPC__GUARD_OK)
+        g->admitted++;
     bool scan = g->nboxed > 0;
     pthread_mutex_unlock(&g->mu);
 
     *out = c;
     if (verdict != RPC__GUARD_OK)
         metric_add(g->refused[verdict], 1);
+    if (flooding) {
+        char why[64];
+        snprintf(why, sizeof(why), "live_calls>%d", 2 * g->max_per_conn);
+        rpc__guard_close(g, peer, why);
+    }
     if (scan)
         rpc__guard_box_scan(g, now);
     if (trim)
@@ -608,7 +627,7 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_
     return verdict;
 }
 
-void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
+void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled, bool admitted)
 {
     if (c == NULL)
         return;
@@ -620,6 +639,8 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled)
     if (client_cancelled)
         metric_add(g->resets_total, 1);
     pthread_mutex_lock(&g->mu);
+    if (admitted)
+        g->admitted--;
     c->live--;
     c->last_ns = now;
     if (c->cut_pending) {

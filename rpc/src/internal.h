@@ -95,13 +95,12 @@ void rpc__guard_destroy(rpc__guard *g);
 /* The bound port: only sockets on it are ever shut down. */
 void rpc__guard_set_port(rpc__guard *g, int port);
 /* At arrival: counts the call on its connection (*conn, to hand back to
- * rpc__guard_end whatever the verdict) and says whether to serve it.
- * live_calls is the process's live calls before this one. */
-rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, int64_t live_calls,
-                                   rpc__guard_conn **conn);
+ * rpc__guard_end whatever the verdict) and says whether to serve it. */
+rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, rpc__guard_conn **conn);
 /* When the call is freed; client_cancelled: the client cancelled it
- * before its deadline (a reset). May shut the connection down. */
-void rpc__guard_end(rpc__guard *g, rpc__guard_conn *conn, bool client_cancelled);
+ * before its deadline (a reset); admitted: rpc__guard_admit said OK. May
+ * shut the connection down. */
+void rpc__guard_end(rpc__guard *g, rpc__guard_conn *conn, bool client_cancelled, bool admitted);
 /* The scrabble-reason token and the status code of a refusal. */
 const char *rpc__guard_reason_name(rpc__guard_reason r);
 grpc_status_code rpc__guard_reason_code(rpc__guard_reason r);

@@ -85,6 +85,7 @@ struct rpc_call {
     int64_t started_ns;
     rpc_call *next_free;   /* on the loop's free list */
     rpc__guard_conn *conn; /* its client connection in the abuse guard */
+    bool guard_admitted;   /* ... which let it through */
     bool close_posted;     /* RECV_CLOSE_ON_SERVER is in flight (own batch or the final one) */
     bool close_in_final;   /* ... as part of the final status batch */
     atomic_int refs;
@@ -492,7 +493,7 @@ static void rpc__call_unref(rpc_call *c)
      * connection died), which the guard weighs against completed calls. */
     bool reset = c->close_cancelled && c->call && rpc_call_remaining_ms(c) > 0 &&
                  !atomic_load(&s->shutting_down); /* the drain cancels calls itself */
-    rpc__guard_end(s->guard, c->conn, reset);
+    rpc__guard_end(s->guard, c->conn, reset, c->guard_admitted);
     rpc__call_free(c);
     metric_add(s->calls_live, -1);
 }
@@ -832,8 +833,8 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
 
     /* Bounds and abuse first: a refused call costs one status batch and no
      * handler work (conn_guard.c). */
-    rpc__guard_reason why =
-        rpc__guard_admit(s->guard, c->call, metric_value(s->calls_live) - 1, &c->conn);
+    rpc__guard_reason why = rpc__guard_admit(s->guard, c->call, &c->conn);
+    c->guard_admitted = why == RPC__GUARD_OK;
     if (why == RPC__GUARD_ABUSE) {
         /* Its connection is being shut down: nobody will read a status.
          * Cancel and free it without a batch, so a backlog of such calls
