@@ -109,6 +109,17 @@ grpc_status_code rpc__guard_reason_code(rpc__guard_reason r);
  * descriptor, -1 when none matched, -2 when it matched a connection no
  * longer established (the peer had gone). */
 int rpc__guard_shutdown_peer(const char *peer, int local_port);
+/* Who may call what on an internal port (identity.c). */
+typedef struct rpc__authz rpc__authz;
+rpc__authz *rpc__authz_create(const rpc_server_config *cfg); /* NULL: out of memory */
+void rpc__authz_destroy(rpc__authz *az);
+/* Whether calls are checked (an internal port with identities on). */
+bool rpc__authz_enforced(const rpc__authz *az);
+int rpc__authz_add(rpc__authz *az, const ProtobufCServiceDescriptor *svc,
+                   const rpc_allow_rule *rules);
+/* true: the call may go on; false: it was failed (UNAUTHENTICATED or
+ * PERMISSION_DENIED with a reason) and must not be run. */
+bool rpc__authz_check(const rpc__authz *az, rpc_call *c);
 
 /* Names of the services registered (for reflection's list_services). */
 size_t rpc__server_service_names(rpc_server *s, const char **out, size_t max);

@@ -36,6 +36,7 @@ void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metri
     cfg->metrics_timeout_ms = 5000;
     cfg->metrics_conns_per_address = 8;
     cfg->metrics_conns = 64;
+    snprintf(cfg->certs_dir, sizeof(cfg->certs_dir), "var/certs");
 }
 
 const cfg_option rpc_server_cfg_options[] = {
@@ -92,6 +93,12 @@ const cfg_option rpc_server_cfg_options[] = {
                 NULL, "metrics endpoint: connections one client address may hold"),
     CFG_INT_OPT(rpc_server_config, metrics_conns, "metrics-conns", 1, 1000, NULL,
                 "metrics endpoint: connections in all"),
+    CFG_STR_OPT(rpc_server_config, certs_dir, "certs-dir", NULL,
+                "directory of this service's identity: ca.crt, <service>.crt, <service>.key "
+                "(mutual TLS between services; fills the empty tls/peer-tls paths)"),
+    CFG_BOOL_OPT(rpc_server_config, insecure_internal, "insecure-internal", NULL,
+                 "BENCHMARKS ONLY: plaintext between services and no identity checks "
+                 "(logged at start, gauge rpc_insecure_internal)"),
 };
 
 const size_t rpc_server_cfg_options_count =

@@ -407,7 +407,9 @@ static void test_server_options(void **state)
                                         "abuse-penalty",
                                         "metrics-timeout",
                                         "metrics-conns-per-address",
-                                        "metrics-conns"};
+                                        "metrics-conns",
+                                        "certs-dir",
+                                        "insecure-internal"};
     size_t nnames = sizeof(names) / sizeof(names[0]);
     assert_int_equal(rpc_server_cfg_options_count, nnames);
     for (size_t i = 0; i < nnames; i++) {
@@ -436,6 +438,9 @@ static void test_server_options(void **state)
     assert_string_equal(sc.tls.key_file, "");
     assert_string_equal(sc.tls.ca_file, "");
     assert_string_equal(sc.tls.server_name, "");
+    /* Identities are on by default: make run's directory, no escape hatch. */
+    assert_string_equal(sc.certs_dir, "var/certs");
+    assert_false(sc.insecure_internal);
 
     /* A service's own table next to the shared one, with the documented
      * log-level pattern. */
