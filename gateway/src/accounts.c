@@ -175,6 +175,7 @@ void gw_acc_invite(gw_req *r)
     q->n_invitee_handles = in->n_invitee_handles;
     q->invitee_handles = in->invitee_handles;
     q->lexicon = in->lexicon;
+    q->request_id = in->request_id;
     gw_acc__store(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_acc__invited);
 }

@@ -282,6 +282,11 @@ void *store_reader_main(void *arg);
  * "bad_utf8", "bad_handle". Lengths count code points. */
 const char *store_check_handle(const char *s);
 const char *store_check_text(const char *s, size_t min_chars, size_t max_chars);
+/* A client request id (SendChat, Invite): NULL when s is empty (none) or
+ * 1..STORE_REQUEST_ID_MAX characters of [A-Za-z0-9_-], else
+ * "bad_request_id". */
+#define STORE_REQUEST_ID_MAX 64
+const char *store_check_request_id(const char *s);
 /* Code points in valid UTF-8 s, or -1 when s is not valid UTF-8 (overlongs,
  * surrogates and values above U+10FFFF are invalid). */
 long store_utf8_len(const char *s, size_t n);
