@@ -669,6 +669,14 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
     pthread_mutex_lock(&e->mu);
     e->committing = false;
     if (st->code == GRPC_STATUS_OK) {
+        /* The store's commit time is the move's time, as every later load
+         * reads it back: so a retry's reply, answered from a reloaded
+         * history, is the same as this one to the millisecond. */
+        const Scrabble__V1__CommitMoveReply *cr = (const Scrabble__V1__CommitMoveReply *)reply;
+        if (cr && cr->move && cr->move->at_ms > 0) {
+            op->pending->move.at_ms = cr->move->at_ms;
+            op->pending->next_state.last.at_ms = cr->move->at_ms;
+        }
         e->g = op->pending->next_state;
         e->updated_at_ms = op->pending->move.at_ms;
         if (game_cache_append_move(svc->cache, e, &op->pending->move) != 0)
