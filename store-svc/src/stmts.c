@@ -26,7 +26,8 @@ const store_stmt store_statements[] = {
     {"finish_game", "SELECT o_code, o_game FROM store_finish_game($1, $2, $3::int[], $4::int[])",
      4},
     {"append_chat",
-     "SELECT o_code, o_message_id, o_handle, o_at_ms, o_body FROM store_append_chat($1, $2, $3, $4)",
+     "SELECT o_code, o_message_id, o_handle, o_at_ms, o_body FROM store_append_chat($1, $2, $3, "
+     "$4)",
      4},
 
     /* ---- reads (the reader pool) ---- */
