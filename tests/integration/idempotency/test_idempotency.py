@@ -291,10 +291,14 @@ def test_chat_request_id():
 
 def test_invite_request_id():
     a, b, c = new_player("va"), new_player("vb"), new_player("vc")
+    (sb,) = open_subs(b)
     rid = uuid.uuid4().hex
     i1 = a.call("Invite", invitee_handles=[b.handle], request_id=rid)
     i2 = a.call("Invite", invitee_handles=[b.handle], request_id=rid)
     same_reply(i2, i1, "invite repeat")
+    # The repeat sends the INVITATION event again (at least once).
+    ids = [sb.next(want=ET.EVENT_TYPE_INVITATION).invitation.invitation_id for _ in range(2)]
+    assert ids == [i1.invitation_id] * 2, ids
     # Other content, same id: still the first invitation.
     assert a.call("Invite", invitee_handles=[c.handle], request_id=rid).invitation_id == i1.invitation_id
     # Separate namespace from chat ids, and per account.
