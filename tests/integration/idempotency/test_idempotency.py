@@ -319,6 +319,51 @@ def test_invite_request_id():
                  request_id="../etc")
 
 
+# ---- figures (not run by ctest; name it: test_idempotency.sh bench_retry) ----
+
+def bench_retry(moves=24, reps=200):
+    """Latency through the gateway of a turn repeat that is answered by
+    replaying the game to an older move, against the last move's repeat
+    (no replay, events republished) and GetState (a plain read)."""
+    a, b = new_player("ba"), new_player("bb")
+    gid, sa, sb = start_game(a, b)
+    players = {a.account_id: a, b.account_id: b}
+    made = []  # (player, method, fields) per seq
+    while len(made) < moves:
+        st = a.call("GetState", game_id=gid)
+        if st.status != ET.GAME_STATUS_ACTIVE:
+            break
+        e = players[st.seats[st.to_move].account_id]
+        st = e.call("GetState", game_id=gid)
+        req = ("Pass", dict(game_id=gid, expected_seq=st.seq))
+        for _, placements, _ in ec.solver_moves(SOLVER, LEXICON, st, 3):
+            if e.call("Evaluate", game_id=gid, placements=placements).legal:
+                req = ("SubmitPlay", dict(game_id=gid, expected_seq=st.seq, placements=placements))
+                break
+        e.call(req[0], **req[1])
+        made.append((e, req[0], req[1]))
+    n = len(made)
+
+    def timed(label, fn):
+        ts = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            ts.append((time.perf_counter() - t0) * 1000)
+        ts.sort()
+        print(f"  {label:<42} p50 {ts[len(ts) // 2]:6.2f} ms  p99 {ts[int(len(ts) * 0.99) - 1]:6.2f} ms",
+              flush=True)
+
+    print(f"bench_retry: game of {n} moves, {reps} calls each, one client, through the gateway")
+    timed("GetState", lambda: a.call("GetState", game_id=gid))
+    for seq in sorted({1, n // 2, n - 1, n}):
+        e, method, fields = made[seq - 1]
+        what = "last move (republish)" if seq == n else f"replay to move {seq}"
+        timed(f"repeat of move {seq}: {what}", lambda: e.call(method, **fields))
+
+
+BENCHES = [bench_retry]
+
 TESTS = [test_turn_repeat_after_opponent_moved, test_turn_repeat_after_game_over_and_restart,
          test_crash_between_commit_and_publish, test_chat_request_id, test_invite_request_id]
 
@@ -326,8 +371,8 @@ TESTS = [test_turn_repeat_after_opponent_moved, test_turn_repeat_after_game_over
 def main():
     want = set(sys.argv[1:])
     passed = failed = 0
-    for t in TESTS:
-        if want and t.__name__ not in want:
+    for t in TESTS + BENCHES:
+        if (want and t.__name__ not in want) or (not want and t in BENCHES):
             continue
         t0 = time.time()
         try:
