@@ -68,9 +68,13 @@ CREATE FUNCTION store_request_done(p_account_id bigint, p_kind smallint, p_reque
         WHERE account_id = p_account_id AND kind = p_kind AND request_id = p_request_id
 $$;
 
+-- The two writes below are new overloads (one more argument) of 0001's:
+-- the 3-argument versions stay, so a store-svc of the previous release
+-- still works against this schema during a rolling upgrade
+-- (docs/OPERATIONS.md, Upgrades); a later migration drops them.
+--
 -- As in 0001, plus p_request_id ('' = none) and the stored body in the
 -- reply (a repeat returns the original line, whatever text it carried).
-DROP FUNCTION store_append_chat(bigint, bigint, text);
 CREATE FUNCTION store_append_chat(p_game_id bigint, p_account_id bigint, p_body text,
                                   p_request_id text,
                                   OUT o_code text, OUT o_message_id bigint,
@@ -116,7 +120,6 @@ BEGIN
 END
 $$;
 
-DROP FUNCTION store_create_invitation(bigint, text[], text);
 CREATE FUNCTION store_create_invitation(p_inviter_id bigint, p_handles text[], p_lexicon text,
                                         p_request_id text,
                                         OUT o_code text, OUT o_detail text,
