@@ -1,7 +1,6 @@
-# Writes the migration files given in FILES (a |-list, sorted by name
+# Writes the migration files given in FILES (a ;-list, sorted by name
 # NNNN_name.sql) into OUT as the C table store_migrations[] (see store.h).
 # Bytes are written as hex so no SQL character needs escaping.
-string(REPLACE "|" ";" FILES "${FILES}")
 set(decls "")
 set(rows "")
 set(i 0)

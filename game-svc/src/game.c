@@ -95,6 +95,9 @@ static void game__update_metrics(game_svc *svc)
         metric_set(svc->m_cache_entries, (int64_t)cs.entries);
     if (svc->m_cache_bytes)
         metric_set(svc->m_cache_bytes, (int64_t)cs.bytes);
+    /* The cache counts evictions since start; the counter follows it. */
+    if (svc->m_evictions && (int64_t)cs.evictions > metric_value(svc->m_evictions))
+        metric_add(svc->m_evictions, (int64_t)cs.evictions - metric_value(svc->m_evictions));
 }
 
 /* ------------------------------------------------------------------ */
@@ -163,9 +166,14 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     const char *lexname = rec->lexicon && rec->lexicon[0] ? rec->lexicon : svc->cfg.default_lexicon;
     const solver_lexicon *lex = game_lexicons_get(&svc->lexicons, lexname);
     game_rules_error err;
+    /* A game whose lexicon this server lacks (one created before Invite
+     * checked lexicons, or a lexicon file since removed) cannot be played
+     * until the file is put back: a precondition the caller can read, not
+     * a fault of ours. */
     if (!lex) {
-        rpc_status_set(st, GRPC_STATUS_INTERNAL, "lexicon_unavailable",
-                       "lexicon %s is not available", lexname);
+        rpc_status_set(st, GRPC_STATUS_FAILED_PRECONDITION, "lexicon_unavailable",
+                       "game %lld uses lexicon %s, which this server does not have",
+                       (long long)e->game_id, lexname);
         return -1;
     }
     if (game_rules_init(&e->g, lex, solver_dist_english(), rec->seed, (int)rec->n_seats) != 0) {

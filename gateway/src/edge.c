@@ -5,6 +5,7 @@
  */
 #include "gateway.h"
 
+#include "rpc/wire_check.h"
 #include "scrabble/v1/edge.pb-c.h"
 
 #include <stdio.h>
@@ -49,6 +50,26 @@ rpc_client_opts gw_downstream_opts(gw_req *r)
     return o;
 }
 
+/* The string gate (rpc/wire_check.h), then the action. It reads the
+ * request's raw bytes, since the decoded message has lost what followed a
+ * NUL. It runs after authentication (a call without a valid token is
+ * UNAUTHENTICATED whatever its body holds) and before anything is
+ * forwarded, so no downstream service sees a string that fails it. */
+static void gw_edge__act(gw_req *r)
+{
+    const ProtobufCMethodDescriptor *md = protobuf_c_service_descriptor_get_method_by_name(
+        &scrabble__v1__edge__descriptor, r->method->name);
+    rpc_wire_result chk;
+    if (md &&
+        rpc_wire_check_buffer(rpc_call_request_bytes(r->call), md->input, &chk) != RPC_WIRE_OK) {
+        char msg[200];
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, rpc_wire_reason(chk.verdict), "%s",
+                      rpc_wire_message(&chk, msg, sizeof msg));
+        return;
+    }
+    r->method->action(r);
+}
+
 /* Runs once the caller is known: the limiter, then the action. */
 static void gw_edge__authed(gw_req *r)
 {
@@ -60,7 +81,7 @@ static void gw_edge__authed(gw_req *r)
                       "too many %s calls; slow down", gw_rate_class_name(m->cls));
         return;
     }
-    m->action(r);
+    gw_edge__act(r);
 }
 
 static void gw_edge__dispatch(gw_ctx *gw, rpc_call *call, const ProtobufCMessage *msg,
@@ -76,7 +97,7 @@ static void gw_edge__dispatch(gw_ctx *gw, rpc_call *call, const ProtobufCMessage
     r->msg = msg;
     r->method = m;
     if (!m->needs_auth) {
-        m->action(r);
+        gw_edge__act(r);
         return;
     }
     gw_auth_begin(r, gw_edge__authed);

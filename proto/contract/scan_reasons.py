@@ -41,7 +41,7 @@ HELPERS = {
 }
 # Functions returning a reason token (as const char *) that callers pass to
 # a helper as `why`.
-VALIDATORS = ("store_check_", "store__check_")
+VALIDATORS = ("store_check_", "store__check_", "rpc_wire_reason")
 # Functions that set a status from a reason they did not invent: where the
 # value comes from.
 PASSTHROUGH = {
@@ -56,6 +56,9 @@ PASSTHROUGH = {
     "store__bad": "its callers' literals",
     "store_op_bad": "its callers' literals and the text validators",
     "store__fail_unavailable": "store__op_unavailable's callers' literals",
+    # The string gate (rpc/src/wire_check.c): rpc_wire_reason's literals.
+    "gw_edge__act": "rpc_wire_reason (the string gate)",
+    "store__dispatch": "rpc_wire_reason (the string gate)",
 }
 # Tokens of the solver's reason table that are never a failure.
 SOLVER_NOT_REASONS = {"ok"}

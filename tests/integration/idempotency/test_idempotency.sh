@@ -31,7 +31,8 @@ gateway_up --rate-write=1000 --burst-write=1000 --rate-read=1000 --burst-read=10
 
 export GATEWAY_PORT GATEWAY_METRICS_PORT GAME_PORT STACK_TMP PG_CONNINFO
 export GAME_CMD_FILE=$STACK_TMP/game-svc.cmd GAME_PID_FILE=$STACK_TMP/game-svc.pid
-export GAME_LOG=$STACK_TMP/game-svc.log
+# A restarted game-svc logs apart, so a failure shows the tail of each.
+export GAME_LOG=$STACK_TMP/game-svc-restarted.log
 export SOLVER=$BUILD_DIR/bin/scrabble-solver LEXICON=$BUILD_DIR/share/wamerican.kwg
 export SCRABBLE_REASONS_SEEN=$STACK_TMP/reasons.seen
 : >"$SCRABBLE_REASONS_SEEN"

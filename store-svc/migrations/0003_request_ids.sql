@@ -1,4 +1,4 @@
--- 0002_request_ids.sql — at-most-once SendChat and Invite.
+-- 0003_request_ids.sql — at-most-once SendChat and Invite.
 --
 --   request_ids(account_id, kind, request_id, result_id, created_at)
 --       PK (account_id, kind, request_id). One row per client request id
@@ -68,8 +68,8 @@ CREATE FUNCTION store_request_done(p_account_id bigint, p_kind smallint, p_reque
         WHERE account_id = p_account_id AND kind = p_kind AND request_id = p_request_id
 $$;
 
--- The two writes below are new overloads (one more argument) of 0001's:
--- the 3-argument versions stay, so a store-svc of the previous release
+-- The two writes below are new overloads (one more argument) of the
+-- previous ones (0001's chat, 0002's invitation), which stay, so a store-svc of the previous release
 -- still works against this schema during a rolling upgrade
 -- (docs/OPERATIONS.md, Upgrades); a later migration drops them.
 --
@@ -120,8 +120,9 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION store_create_invitation(p_inviter_id bigint, p_handles text[], p_lexicon text,
-                                        p_request_id text,
+-- As 0002's, plus p_request_id.
+CREATE FUNCTION store_create_invitation(p_inviter_id bigint, p_handles text[], p_folded text[],
+                                        p_lexicon text, p_request_id text,
                                         OUT o_code text, OUT o_detail text,
                                         OUT o_invitation json)
     LANGUAGE plpgsql
@@ -137,16 +138,15 @@ BEGIN
         o_detail := 'inviter';
         RETURN;
     END IF;
-    SELECT h INTO v_missing FROM unnest(p_handles) AS h
-        WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.handle = h) LIMIT 1;
+    SELECT array_agg(store_account_by_handle(u.h, u.f) ORDER BY u.ord) INTO v_ids
+        FROM unnest(p_handles, p_folded) WITH ORDINALITY AS u (h, f, ord);
+    SELECT u.h INTO v_missing
+        FROM unnest(p_handles, v_ids) AS u (h, id) WHERE u.id IS NULL LIMIT 1;
     IF FOUND THEN
         o_code := 'not_found';
         o_detail := v_missing;
         RETURN;
     END IF;
-    SELECT array_agg(a.id ORDER BY u.ord) INTO v_ids
-        FROM unnest(p_handles) WITH ORDINALITY AS u (h, ord)
-        JOIN accounts a ON a.handle = u.h;
     IF p_inviter_id = ANY (v_ids)
        OR (SELECT count(DISTINCT x) FROM unnest(v_ids) AS x) <> cardinality(v_ids) THEN
         o_code := 'duplicate_invitee';
