@@ -39,3 +39,9 @@ export SCRABBLE_REASONS_SEEN=$STACK_TMP/reasons.seen
 /usr/bin/python3 "$here/test_idempotency.py" "$@"
 /usr/bin/python3 "$REPO_ROOT/proto/contract/check.py" observed \
     --table "$REPO_ROOT/proto/scrabble/v1/reasons.txt" --seen "$SCRABBLE_REASONS_SEEN"
+# game-svc is stopped and restarted on purpose here: a sanitizer report at
+# its shutdown would not fail the calls, so the logs are checked.
+if grep -l "ERROR: AddressSanitizer\|runtime error:" "$STACK_TMP"/*.log; then
+    echo "a sanitizer report is in the logs above" >&2
+    exit 1
+fi
