@@ -57,6 +57,9 @@ PASSTHROUGH = {
     "store_op_bad": "its callers' literals and the text validators",
     "store__fail_unavailable": "store__op_unavailable's callers' literals",
     # The string gate (rpc/src/wire_check.c): rpc_wire_reason's literals.
+    # The stream-abuse guard's refusals (rpc/src/conn_guard.c): its
+    # rpc__guard_refusals table rows.
+    "rpc__call_arrived": "rpc__guard_refusals (rpc/src/conn_guard.c)",
     "gw_edge__act": "rpc_wire_reason (the string gate)",
     "store__dispatch": "rpc_wire_reason (the string gate)",
 }

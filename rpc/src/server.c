@@ -83,9 +83,11 @@ struct rpc_call {
     grpc_byte_buffer *request;
     rpc_arena *arena;
     int64_t started_ns;
-    rpc_call *next_free; /* on the loop's free list */
-    bool close_posted;   /* RECV_CLOSE_ON_SERVER is in flight (own batch or the final one) */
-    bool close_in_final; /* ... as part of the final status batch */
+    rpc_call *next_free;   /* on the loop's free list */
+    rpc__guard_conn *conn; /* its client connection in the abuse guard */
+    bool guard_admitted;   /* ... which let it through */
+    bool close_posted;     /* RECV_CLOSE_ON_SERVER is in flight (own batch or the final one) */
+    bool close_in_final;   /* ... as part of the final status batch */
     atomic_int refs;
     atomic_bool cancelled;
     int close_cancelled;
@@ -124,6 +126,7 @@ struct rpc_server {
     void *reflection;
     metrics_registry *metrics;
     metric *calls_live; /* calls arrived and not freed: the drain waits on it */
+    rpc__guard *guard;  /* live-call bounds and stream-abuse defence */
     atomic_bool shutting_down;
     bool started, stopped;
     void (*on_drain)(void *arg);
@@ -205,7 +208,9 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
         return NULL;
     }
     s->health = rpc__health_create();
-    if (s->calls_live == NULL || s->authz == NULL || rpc__health_register(s, s->health) != RPC_OK ||
+    s->guard = rpc__guard_create(&s->cfg, s->metrics);
+    if (s->calls_live == NULL || s->guard == NULL || s->authz == NULL ||
+        rpc__health_register(s, s->health) != RPC_OK ||
         (s->reflection = rpc__reflection_register(s)) == NULL) {
         snprintf(err, errlen, "could not set up metrics, health or reflection");
         rpc_server_destroy(s);
@@ -515,6 +520,11 @@ static void rpc__call_unref(rpc_call *c)
         }
         metric_add(mc, 1);
     }
+    /* Cancelled before its deadline: the client reset it (or its
+     * connection died), which the guard weighs against completed calls. */
+    bool reset = c->close_cancelled && c->call && rpc_call_remaining_ms(c) > 0 &&
+                 !atomic_load(&s->shutting_down); /* the drain cancels calls itself */
+    rpc__guard_end(s->guard, c->conn, reset, c->guard_admitted);
     rpc__call_free(c);
     metric_add(s->calls_live, -1);
 }
@@ -849,7 +859,38 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
         metric_add(c->method->in_flight, 1);
     if (c->arena == NULL)
         c->arena = rpc_arena_create(0);
+    if (c->method == NULL)
+        c->deadline = c->details.deadline;
 
+    /* Bounds and abuse first: a refused call costs one status batch and no
+     * handler work (conn_guard.c). */
+    rpc__guard_reason why = rpc__guard_admit(s->guard, c->call, &c->conn);
+    c->guard_admitted = why == RPC__GUARD_OK;
+    if (why == RPC__GUARD_ABUSE) {
+        /* Its connection is being shut down: nobody will read a status.
+         * Cancel and free it without a batch, so a backlog of such calls
+         * queued in the core drains as fast as possible. */
+        grpc_call_cancel_with_status(c->call, rpc__guard_reason_code(why),
+                                     rpc__guard_reason_name(why), NULL);
+        c->sent_code = rpc__guard_reason_code(why);
+        atomic_store(&c->refs, 1);
+        rpc__call_unref(c);
+        return;
+    }
+    if (why != RPC__GUARD_OK) {
+        rpc_call_fail(c, rpc__guard_reason_code(why), rpc__guard_reason_name(why),
+                      "call refused: %s", rpc__guard_reason_name(why));
+        return;
+    }
+    /* No message with a unary or server-streaming call: the client reset
+     * the stream before sending it (the rapid-reset shape) or half-closed
+     * without one. Either way nothing to serve: answer before any admission
+     * step or handler could do work (a token lookup, a downstream call) for
+     * a caller that is already gone. */
+    if (c->method && c->method->kind == RPC__METHOD_HANDLER && c->request == NULL) {
+        rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "request has no message");
+        return;
+    }
     rpc__dispatch(c);
     /* An unfinished unary call (a deferred reply) posts no close of its
      * own: its close rides in the final batch, one completion fewer per
@@ -995,6 +1036,7 @@ int rpc_server_start(rpc_server *s, char *err, size_t errlen)
         snprintf(err, errlen, "cannot listen on %s (address in use or invalid)", s->cfg.listen);
         return 0;
     }
+    rpc__guard_set_port(s->guard, port);
     grpc_server_start(s->server);
     s->started = true;
     for (int w = 0; w < s->nworkers; w++) {
@@ -1008,7 +1050,12 @@ int rpc_server_start(rpc_server *s, char *err, size_t errlen)
     }
     if (s->cfg.metrics_listen[0]) {
         char merr[128];
-        if (metrics_serve(s->metrics, s->cfg.metrics_listen, merr, sizeof(merr)) < 0) {
+        metrics_http_limits lim = {.timeout_s =
+                                       (unsigned)((s->cfg.metrics_timeout_ms + 999) / 1000),
+                                   .per_address = (unsigned)s->cfg.metrics_conns_per_address,
+                                   .total = (unsigned)s->cfg.metrics_conns};
+        if (metrics_serve_limited(s->metrics, s->cfg.metrics_listen, &lim, merr, sizeof(merr)) <
+            0) {
             snprintf(err, errlen, "metrics endpoint %s: %s", s->cfg.metrics_listen, merr);
             rpc_server_stop(s);
             return 0;
@@ -1087,6 +1134,7 @@ void rpc_server_destroy(rpc_server *s)
     grpc_completion_queue_destroy(s->shutdown_cq);
     rpc__health_destroy(s->health);
     rpc__reflection_free(s->reflection);
+    rpc__guard_destroy(s->guard);
     rpc__authz_destroy(s->authz);
     metrics_registry_destroy(s->metrics);
     free(s->workers);

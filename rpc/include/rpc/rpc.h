@@ -74,7 +74,25 @@ typedef struct rpc_server_config {
     int keepalive_ms;           /* server keepalive ping interval */
     int shutdown_grace_ms;      /* in-flight calls get this long on SIGTERM */
     int stream_queue_limit;     /* default per-stream queued messages */
-    rpc_tls_config tls;         /* this server's own port */
+    /* Stream-abuse guard (rpc/src/conn_guard.c, docs/SECURITY.md). Calls
+     * that arrived and are not yet freed, per client connection and per
+     * process: past either, a call is refused with RESOURCE_EXHAUSTED before
+     * any handler work. */
+    int max_calls_per_connection;
+    int max_calls;
+    /* A connection whose client cancels more than this many calls before
+     * their deadline, and more than it completes (both counts halve every
+     * 10 s), is shut down; 0 turns the check off. */
+    int max_resets;
+    /* After such a close, calls from the same address are refused (and
+     * their connections shut down) for this long; 0: no penalty box. */
+    int abuse_penalty_ms;
+    /* The metrics/health HTTP endpoint: idle timeout, connections per
+     * client address, connections in all. */
+    int metrics_timeout_ms;
+    int metrics_conns_per_address;
+    int metrics_conns;
+    rpc_tls_config tls; /* this server's own port */
     /* The identity this process presents when it calls other services of
      * ours (mutual TLS between services); plaintext when empty. Services
      * pass it to rpc_channel_create for their downstream channels. */
