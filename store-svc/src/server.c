@@ -2,6 +2,7 @@
  * server.c — the store server context: metrics, the writer thread, the
  * reader pool, and store_submit, the one place an op enters a queue.
  */
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,10 @@ void store_metrics_init(store_metrics *m, metrics_registry *r)
     m->db_up = metrics_gauge(r, "store_db_up", NULL, "1 while the writer's connection is up");
     m->read_ops =
         metrics_counter(r, "store_read_ops_total", NULL, "Read operations run by the reader pool");
+    m->kdf_runs = metrics_counter(r, "store_kdf_runs_total", NULL,
+                                  "Password KDF runs (Register, Login, and Login's dummy run)");
+    m->kdf_unknown = metrics_counter(r, "store_kdf_unknown_handle_total", NULL,
+                                     "Dummy KDF runs for Logins of unknown handles");
     m->failed_unavailable = metrics_counter(r, "store_ops_unavailable_total", NULL,
                                             "Operations failed UNAVAILABLE (database down)");
 }
@@ -81,6 +86,17 @@ int store_server_start(store_server *srv, const store_config *cfg, metrics_regis
         r = srv->own_registry;
     }
     store_metrics_init(&srv->m, r);
+    {
+        unsigned char raw[24];
+        char pw[2 * sizeof raw + 1];
+        if (RAND_bytes(raw, sizeof raw) != 1)
+            goto fail;
+        for (size_t i = 0; i < sizeof raw; i++)
+            snprintf(pw + 2 * i, 3, "%02x", raw[i]);
+        if (store_password_hash(pw, cfg->kdf_iterations, srv->dummy_hash, sizeof srv->dummy_hash) !=
+            STORE_OK)
+            goto fail;
+    }
     store_queue_init(&srv->writeq, cfg->batch_max);
     store_queue_init(&srv->readq, 0);
     atomic_store(&srv->writer_up, true);
