@@ -16,6 +16,8 @@
 #include "scrabble/v1/game.pb-c.h"
 #include "scrabble/v1/store.pb-c.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -83,6 +85,29 @@ static void gw_acc__throttled(gw_req *r, int kind, int by, int rc, int64_t retry
                   (long long)(retry_ms / 1000), (long long)(retry_ms % 1000));
 }
 
+/* The throttle key of a client address: the 4 bytes of an IPv4 address
+ * (also when IPv4-mapped), the /64 prefix of an IPv6 one (one host
+ * commonly holds a whole /64, so a finer key would give an attacker 2^64
+ * buckets), the text itself for anything else. Returns its length. */
+static size_t gw_acc__address_key(const char *addr, unsigned char key[16])
+{
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, addr, key) == 1)
+        return 4;
+    if (inet_pton(AF_INET6, addr, &a6) == 1) {
+        if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+            memcpy(key, a6.s6_addr + 12, 4);
+            return 4;
+        }
+        memcpy(key, a6.s6_addr, 8);
+        return 8;
+    }
+    size_t n = strlen(addr);
+    n = n < 16 ? n : 16;
+    memcpy(key, addr, n);
+    return n;
+}
+
 static bool gw_acc__address_ok(gw_req *r, int kind)
 {
     const gw_config *cfg = &r->gw->cfg;
@@ -92,9 +117,10 @@ static bool gw_acc__address_ok(gw_req *r, int kind)
             : (gw_throttle_rule){cfg->register_per_address, cfg->register_burst_per_address};
     if (rule.per_min <= 0)
         return true;
-    const char *addr = rpc_call_peer_address(r->call);
+    unsigned char key[16];
+    size_t klen = gw_acc__address_key(rpc_call_peer_address(r->call), key);
     int64_t retry = 0;
-    int rc = gw_throttle_check(r->gw->th_address, kind, addr, strlen(addr), &rule,
+    int rc = gw_throttle_check(r->gw->th_address, kind, (const char *)key, klen, &rule,
                                gw_acc__mono_ns(), &retry);
     if (rc == GW_THROTTLE_OK)
         return true;
