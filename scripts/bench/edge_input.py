@@ -2,7 +2,8 @@
 """Figures for docs/SECURITY.md "Input bounds and login throttles", run by
 edge_input.sh against a private stack (ports and pids in the environment).
 
-  dense  — 8 concurrent 4 MiB Logins of ~2M tiny entries each (no token),
+  dense  — 8 concurrent 4 MiB Logins of ~2M tiny entries each (no token,
+           one address),
            then 8 concurrent authenticated Evaluates of 2M empty placements,
            ATTACK_S seconds each: RSS of gateway, game-svc, store-svc before,
            peak during, and 10 s after; a well-behaved client's GetState p99
@@ -12,12 +13,13 @@ edge_input.sh against a private stack (ports and pids in the environment).
            CPU, and a good client's Login latency (another address) without
            and during the flood.
 
-Attackers run in child processes (multiprocessing), so the measuring
-client's latencies are not skewed by the attackers' Python threads.
+The dense attacker is h2load; the login flood runs in a child process
+(multiprocessing), so the measuring client's latencies are not skewed by
+the attackers' Python threads.
 """
 import multiprocessing as mp
 import os
-import socket
+import subprocess
 import sys
 import threading
 import time
@@ -71,33 +73,40 @@ def get_state_latencies(seconds):
     return out
 
 
-# ---- attackers (child processes) ------------------------------------------------
+# ---- attackers -------------------------------------------------------------------
 
-def _dense_worker(kind, target, token, stop_at, counts):
+def frame(body):
+    return b"\x00" + len(body).to_bytes(4, "big") + body
+
+
+def dense_attack(kind, seconds):
+    """8 connections, one 4 MiB call in flight on each, for `seconds`, from
+    h2load (a C client: the attacker's own cost does not starve the machine
+    the way 8 Python senders would). Returns the Popen."""
     if kind == "login":
         body = ei.dense(ei.f_bytes(1, b"alice"), b"\x78\x00")
-        md, method = [], "Login"
+        path, hdr = "/scrabble.v1.Edge/Login", []
     else:
         body = ei.dense(ei.f_varint(1, GAME), b"\x12\x00")
-        md, method = [("authorization", "Bearer " + token)], "Evaluate"
-    e = Edge(target)
-    while time.time() < stop_at:
-        try:
-            e.raw(method, body, metadata=md, timeout=30)
-            counts["ok"] = counts.get("ok", 0) + 1
-        except CallError as err:
-            counts[err.reason or err.code.name] = counts.get(err.reason or err.code.name, 0) + 1
+        path, hdr = "/scrabble.v1.Edge/Evaluate", ["-H", "authorization: Bearer " + TOKEN]
+    fn = os.path.join(os.environ["STACK_TMP"], f"dense_{kind}.bin")
+    with open(fn, "wb") as f:
+        f.write(frame(body))
+    return subprocess.Popen(["h2load", "-D", str(int(seconds)), "-c", "8", "-m", "1", "-t", "2", "-d", fn,
+                             "-H", "content-type: application/grpc", "-H", "te: trailers", *hdr,
+                             f"http://{GW}{path}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def _dense_proc(kind, target, token, stop_at, q):
-    counts = {}
-    ts = [threading.Thread(target=_dense_worker, args=(kind, target, token, stop_at, counts))
-          for _ in range(8)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    q.put(counts)
+def codes(method):
+    """rpc_server_calls_total of an Edge method by code."""
+    body = urllib.request.urlopen(f"http://127.0.0.1:{os.environ['GATEWAY_METRICS_PORT']}/metrics",
+                                  timeout=5).read().decode()
+    out = {}
+    for line in body.splitlines():
+        if line.startswith(f'rpc_server_calls_total{{method="/scrabble.v1.Edge/{method}"'):
+            code = line.split('code="')[1].split('"')[0]
+            out[code] = float(line.split()[-1])
+    return out
 
 
 def _flood_proc(target, stop_at, q):
@@ -122,11 +131,10 @@ def _flood_proc(target, stop_at, q):
     q.put(counts)
 
 
-def run_attack(proc_args, target_fn, measure):
-    """Starts the attacker process, samples RSS every 100 ms while `measure`
-    runs in this process; returns (counts, measure's result, peak RSS)."""
-    q = mp.Queue()
-    child = mp.Process(target=target_fn, args=proc_args + (q,))
+def run_attack(start, collect, measure):
+    """start() launches the attacker; RSS is sampled every 100 ms while
+    measure() runs here; collect(handle) waits for the attacker and returns
+    its counts. Returns (counts, measure's result, peak RSS)."""
     peak = {n: rss_mb(pid) for n, pid in PIDS.items()}
     done = threading.Event()
 
@@ -137,13 +145,28 @@ def run_attack(proc_args, target_fn, measure):
             time.sleep(0.1)
     s = threading.Thread(target=sample, daemon=True)
     s.start()
-    child.start()
+    handle = start()
     result = measure()
-    counts = q.get(timeout=120)
-    child.join(60)
+    counts = collect(handle)
     done.set()
     s.join()
     return counts, result, peak
+
+
+def in_child(target, args):
+    """Runs target(*args, queue) in a child process; collect with
+    from_child."""
+    q = mp.Queue()
+    child = mp.Process(target=target, args=args + (q,))
+    child.start()
+    return child, q
+
+
+def from_child(handle):
+    child, q = handle
+    counts = q.get(timeout=120)
+    child.join(60)
+    return counts
 
 
 def dense():
@@ -152,12 +175,16 @@ def dense():
     print(f"  no attack: GetState p50 {p(base, .5):.2f} ms  p99 {p(base, .99):.2f} ms  (n={len(base)})")
     for kind, what in (("login", "8 x 4 MiB Login, no token, ~2M entries each"),
                        ("evaluate", "8 x 4 MiB Evaluate with a token, 2M empty placements each")):
-        # The Login attacker comes from one address of its own.
-        relay = ei.Relay("127.0.8.1", int(GW.split(":")[1])) if kind == "login" else None
-        target = relay.target if relay else GW
+        method = "Login" if kind == "login" else "Evaluate"
         before = {n: rss_mb(pid) for n, pid in PIDS.items()}
         cpu0 = {n: cpu_s(pid) for n, pid in PIDS.items()}
-        counts, lat, peak = run_attack((kind, target, TOKEN, time.time() + ATTACK_S), _dense_proc,
+        c0 = codes(method)
+
+        def collect(proc):
+            proc.wait(ATTACK_S + 60)
+            c1 = codes(method)
+            return {k: int(v - c0.get(k, 0)) for k, v in c1.items() if v - c0.get(k, 0)}
+        counts, lat, peak = run_attack(lambda: dense_attack(kind, ATTACK_S), collect,
                                        lambda: get_state_latencies(ATTACK_S))
         cpu1 = {n: cpu_s(pid) for n, pid in PIDS.items()}
         time.sleep(10)
@@ -196,8 +223,8 @@ def flood():
     reached0 = ei.metric(int(os.environ["STORE_METRICS_PORT"]), "rpc_server_calls_total",
                          'method="/scrabble.v1.Store/Login"')
     t0 = time.time()
-    counts, lat, _ = run_attack((attacker.target, time.time() + ATTACK_S), _flood_proc,
-                                lambda: login_latencies(good, handles, ATTACK_S))
+    counts, lat, _ = run_attack(lambda: in_child(_flood_proc, (attacker.target, time.time() + ATTACK_S)),
+                                from_child, lambda: login_latencies(good, handles, ATTACK_S))
     dt = time.time() - t0
     store_cpu, gw_cpu = cpu_s(PIDS["store-svc"]) - store_cpu0, cpu_s(PIDS["gateway"]) - gw_cpu0
     reached = ei.metric(int(os.environ["STORE_METRICS_PORT"]), "rpc_server_calls_total",
@@ -211,6 +238,7 @@ def flood():
 
 
 if __name__ == "__main__":
-    mp.set_start_method("fork")
+    # grpcio is not fork-safe once a channel exists: children start fresh.
+    mp.set_start_method("spawn")
     for what in sys.argv[1:] or ["dense", "flood"]:
         {"dense": dense, "flood": flood}[what]()

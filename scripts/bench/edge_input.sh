@@ -11,13 +11,18 @@
 #  3. a login flood (edge_input.py flood): store-svc CPU and a good client's
 #     Login latency during it.
 #
-#   BUILD_DIR=build-rel scripts/bench/edge_input.sh [ATTACK_S] [N]
+#   BUILD_DIR=build-rel scripts/bench/edge_input.sh [ATTACK_S] [N] [N_SMALL]
+#   PARTS=flood GATEWAY_FLAGS="--login-per-address=0 --login-per-handle=0
+#     --login-backoff=0" ...   (the flood alone, with the throttles off)
+#
+# N bounds each h2load run with a 4 MiB body, N_SMALL each with a small one.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export BUILD_DIR=${BUILD_DIR:-build-rel}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 export ATTACK_S=${1:-10}
 n=${2:-400}
+n_small=${3:-20000}
 . "$HERE/../../tests/integration/lib/stack.sh"
 
 stack_init
@@ -27,7 +32,9 @@ store_up
 game_up 1
 # Registrations are not what is measured (the setup registers six players
 # from one address); every Login throttle keeps its default.
-gateway_up --login-per-address=30 --register-per-address=0 --rate-read=1000000 --burst-read=1000000
+# GATEWAY_FLAGS: extra gateway flags, to compare settings.
+# shellcheck disable=SC2086
+gateway_up --login-per-address=30 --register-per-address=0 --rate-read=1000000 --burst-read=1000000 ${GATEWAY_FLAGS:-}
 gw_pid=$SVC_PID
 addr=127.0.0.1:$GATEWAY_PORT
 for i in "${!STACK_NAMES[@]}"; do
@@ -54,6 +61,11 @@ export GATEWAY_PORT GATEWAY_METRICS_PORT GATEWAY_PID=$gw_pid GAME_PID STORE_PID 
 export STORE_METRICS_PORT GAME_PORT=${GAME_PORTS%%,*} REDIS_PORT STACK_TMP TOKEN=$token GAME=$game
 export GOOD_HANDLES=$good
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); build $BUILD_DIR"
+if [ -n "${PARTS:-}" ]; then
+    # shellcheck disable=SC2086
+    /usr/bin/python3 "$HERE/edge_input.py" $PARTS
+    exit 0
+fi
 /usr/bin/python3 "$HERE/edge_input.py" dense
 
 # 2. CPU per rejected call, gateway vs the bare core answering the same body
@@ -71,24 +83,27 @@ frame() { # out.bin python-expr-for-body
 frame "$STACK_TMP/dense_login.bin" "b'\\x0a\\x05alice' + b'\\x78\\x00' * (2 * 1024 * 1024 - 40)"
 frame "$STACK_TMP/dense_eval.bin" "b'\\x08' + bytes([$game & 127 | 128, $game >> 7]) + b'\\x12\\x00' * (2 * 1024 * 1024 - 40)"
 frame "$STACK_TMP/small_bad.bin" "b'\\xff\\xff\\xff'"
-measure() { # name pid port path body [auth] -> a line
-    local t0 t1 extra=()
-    [ "${6:-}" = auth ] && extra=(-H "authorization: Bearer $token")
+frame "$STACK_TMP/login_wrong.bin" "b'\\x0a\\x05alice\\x12\\x0bwrong-guess'"
+measure() { # name pid port path body calls [auth] -> a line
+    local t0 t1 extra=() m=1
+    [ "${7:-}" = auth ] && extra=(-H "authorization: Bearer $token")
+    [ "$6" -gt 1000 ] && m=16 # small bodies: keep the server busy
     t0=$(cpu_ticks "$2")
-    h2load -n "$n" -c 8 -m 1 -t 2 -d "$5" -H 'content-type: application/grpc' -H 'te: trailers' \
+    h2load -n "$6" -c 8 -m "$m" -t 2 -d "$5" -H 'content-type: application/grpc' -H 'te: trailers' \
         "${extra[@]}" "http://127.0.0.1:$3$4" >/dev/null 2>&1
     t1=$(cpu_ticks "$2")
-    awk -v name="$1" -v t="$((t1 - t0))" -v hz="$hz" -v n="$n" \
-        'BEGIN { printf "  %-44s cpu_us_per_call=%7.0f\n", name, t / hz * 1e6 / n }'
+    awk -v name="$1" -v t="$((t1 - t0))" -v hz="$hz" -v n="$6" \
+        'BEGIN { printf "  %-50s calls=%6d cpu_us_per_call=%7.1f\n", name, n, t / hz * 1e6 / n }'
 }
-reasons() { curl -s "127.0.0.1:$GATEWAY_METRICS_PORT/metrics" | grep -E '^rpc_server_calls_total\{method="/scrabble.v1.Edge/(Login|Evaluate|GetState)"' || true; }
-echo "CPU per rejected call, $n calls each (h2load -c 8 -m 1 -t 2)"
-measure "gateway GetState 3 B garbage, no token" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$STACK_TMP/small_bad.bin"
-measure "bare-echo fail, same 3 B body" "$fail_pid" "$fail_port" /grpc.health.v1.Health/Check "$STACK_TMP/small_bad.bin"
-measure "gateway Login 4 MiB dense, one address" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/Login "$STACK_TMP/dense_login.bin"
-measure "gateway GetState 4 MiB dense, no token" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$STACK_TMP/dense_login.bin"
-measure "gateway Evaluate 4 MiB dense, token" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/Evaluate "$STACK_TMP/dense_eval.bin" auth
-measure "bare-echo fail, same 4 MiB body" "$fail_pid" "$fail_port" /grpc.health.v1.Health/Check "$STACK_TMP/dense_login.bin"
+reasons() { curl -s "127.0.0.1:$GATEWAY_METRICS_PORT/metrics" | grep -E '^(rpc_server_calls_total\{method="/scrabble.v1.Edge/(Login|Evaluate|GetState)"|gateway_auth_throttled_total)' || true; }
+echo "CPU per rejected call (h2load -c 8 -t 2; -m 16 for small bodies, -m 1 for 4 MiB ones)"
+measure "gateway GetState 3 B garbage, no token" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$STACK_TMP/small_bad.bin" "$n_small"
+measure "gateway Login, one address (login_throttled)" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/Login "$STACK_TMP/login_wrong.bin" "$n_small"
+measure "bare-echo fail, same Login body" "$fail_pid" "$fail_port" /grpc.health.v1.Health/Check "$STACK_TMP/login_wrong.bin" "$n_small"
+measure "gateway Login 4 MiB dense, one address" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/Login "$STACK_TMP/dense_login.bin" "$n"
+measure "gateway GetState 4 MiB dense, no token" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/GetState "$STACK_TMP/dense_login.bin" "$n"
+measure "gateway Evaluate 4 MiB dense, token" "$gw_pid" "$GATEWAY_PORT" /scrabble.v1.Edge/Evaluate "$STACK_TMP/dense_eval.bin" "$n" auth
+measure "bare-echo fail, same 4 MiB body" "$fail_pid" "$fail_port" /grpc.health.v1.Health/Check "$STACK_TMP/dense_login.bin" "$n"
 reasons
 
 /usr/bin/python3 "$HERE/edge_input.py" flood
