@@ -15,6 +15,7 @@ REQUIRED=(
     build-essential cmake pkg-config
     libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
     libpq-dev libhiredis-dev libcmocka-dev libmicrohttpd-dev libcjson-dev libssl-dev
+    libunistring-dev
     postgresql-15 postgresql-client-15 redis-server
     nghttp2-client python3 python3-grpcio python3-protobuf
     wamerican-large openssl tmux iproute2

@@ -9,13 +9,7 @@
 #include <time.h>
 
 #include "notation.h"
-
-/* The standard board, one string per row: see cli_premium(). */
-static const char *const view__premium[CLI_BOARD_DIM] = {
-    "T..d...T...d..T", ".D...t...t...D.", "..D...d.d...D..", "d..D...d...D..d", "....D.....D....",
-    ".t...t...t...t.", "..d...d.d...d..", "T..d...*...d..T", "..d...d.d...d..", ".t...t...t...t.",
-    "....D.....D....", "d..D...d...D..d", "..D...d.d...D..", ".D...t...t...D.", "T..d...T...d..T",
-};
+#include "solver.h"
 
 /* ANSI SGR sequences: premium squares as backgrounds, tiles as black on a
  * light background, the last move's tiles in a warmer one. */
@@ -34,7 +28,12 @@ char cli_premium(int row, int col)
 {
     if (row < 0 || row >= CLI_BOARD_DIM || col < 0 || col >= CLI_BOARD_DIM)
         return '.';
-    return view__premium[row][col];
+    /* The layout is libsolver's, the one the server scores with. */
+    int lm, wm;
+    solver_board_premium(row, col, &lm, &wm);
+    if (row == CLI_BOARD_DIM / 2 && col == CLI_BOARD_DIM / 2)
+        return '*';
+    return wm == 3 ? 'T' : wm == 2 ? 'D' : lm == 3 ? 't' : lm == 2 ? 'd' : '.';
 }
 
 static char view__square(const Scrabble__V1__GameState *gs, int r, int c)

@@ -163,9 +163,14 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     const char *lexname = rec->lexicon && rec->lexicon[0] ? rec->lexicon : svc->cfg.default_lexicon;
     const solver_lexicon *lex = game_lexicons_get(&svc->lexicons, lexname);
     game_rules_error err;
+    /* A game whose lexicon this server lacks (one created before Invite
+     * checked lexicons, or a lexicon file since removed) cannot be played
+     * until the file is put back: a precondition the caller can read, not
+     * a fault of ours. */
     if (!lex) {
-        rpc_status_set(st, GRPC_STATUS_INTERNAL, "lexicon_unavailable",
-                       "lexicon %s is not available", lexname);
+        rpc_status_set(st, GRPC_STATUS_FAILED_PRECONDITION, "lexicon_unavailable",
+                       "game %lld uses lexicon %s, which this server does not have",
+                       (long long)e->game_id, lexname);
         return -1;
     }
     if (game_rules_init(&e->g, lex, solver_dist_english(), rec->seed, (int)rec->n_seats) != 0) {

@@ -13,10 +13,14 @@
 #include "game_svc.h"
 #include "handlers.h"
 #include "rpc/log.h"
+#include "rpc/wire_check.h"
 
 #define HANDLERS__CHAT_MAX 500
 /* A rack holds 7 tiles: no play, preview or draft places more. */
 #define HANDLERS__PLACEMENTS_MAX 7
+/* ListChat: a page is 1..200 messages; 0 asks for the default. */
+#define HANDLERS__LIST_CHAT_MAX 200
+#define HANDLERS__LIST_CHAT_DEFAULT 50
 
 /* The caller's account id, or 0 (and the call failed UNAUTHENTICATED). */
 static int64_t handlers__account(rpc_call *call)
@@ -299,6 +303,36 @@ static void handlers__save_draft_post(game_svc *svc, game_op *op)
     rpc_call_reply(op->call, &d->base);
 }
 
+/* A draft need not be a legal play (it may be half made), but its squares
+ * and letters are checked as Evaluate checks them, with the same reason
+ * tokens: on the board, one letter A-Z (a-z for a blank), one tile a
+ * square. Fails the call and returns false when one is not. */
+static bool handlers__draft_squares_ok(rpc_call *call, const Scrabble__V1__SaveDraftRequest *r)
+{
+    for (size_t i = 0; i < r->n_placements; i++) {
+        const Scrabble__V1__Placement *p = r->placements[i];
+        if (p->row < 0 || p->row >= SOLVER_DIM || p->col < 0 || p->col >= SOLVER_DIM) {
+            rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "off_board",
+                          "tile %zu at row %d, column %d is off the board", i + 1, p->row + 1,
+                          p->col + 1);
+            return false;
+        }
+        char c = p->letter && p->letter[0] && !p->letter[1] ? p->letter[0] : 0;
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))) {
+            rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_letter",
+                          "tile %zu at %d%c has no letter A-Z", i + 1, p->row + 1, 'A' + p->col);
+            return false;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (r->placements[j]->row == p->row && r->placements[j]->col == p->col) {
+                rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "duplicate_square",
+                              "two tiles on square %d%c", p->row + 1, 'A' + p->col);
+                return false;
+            }
+    }
+    return true;
+}
+
 static void handlers_save_draft(rpc_call *call, const ProtobufCMessage *req, void *svc)
 {
     const Scrabble__V1__SaveDraftRequest *r = (const Scrabble__V1__SaveDraftRequest *)req;
@@ -310,6 +344,8 @@ static void handlers_save_draft(rpc_call *call, const ProtobufCMessage *req, voi
                       "a draft's rack order has at most 16 letters");
         return;
     }
+    if (!handlers__draft_squares_ok(call, r))
+        return;
     game_dispatch(svc, r->game_id, op);
 }
 
@@ -428,43 +464,6 @@ static void handlers_nudge(rpc_call *call, const ProtobufCMessage *req, void *sv
 /* ------------------------------------------------------------------ */
 /* Chat                                                                */
 
-/* Code points of valid UTF-8, or -1. */
-static long handlers__utf8_len(const char *s)
-{
-    long n = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        int extra;
-        unsigned cp;
-        if (*p < 0x80) {
-            extra = 0;
-            cp = *p;
-        } else if ((*p & 0xe0) == 0xc0) {
-            extra = 1;
-            cp = *p & 0x1f;
-        } else if ((*p & 0xf0) == 0xe0) {
-            extra = 2;
-            cp = *p & 0x0f;
-        } else if ((*p & 0xf8) == 0xf0) {
-            extra = 3;
-            cp = *p & 0x07;
-        } else {
-            return -1;
-        }
-        p++;
-        for (int i = 0; i < extra; i++, p++) {
-            if ((*p & 0xc0) != 0x80)
-                return -1;
-            cp = (cp << 6) | (*p & 0x3f);
-        }
-        if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) ||
-            (extra == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return -1;
-        n++;
-    }
-    return n;
-}
-
 static void handlers__chat_done(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     game_op *op = arg;
@@ -507,7 +506,7 @@ static void handlers_send_chat(rpc_call *call, const ProtobufCMessage *req, void
     if (!op)
         return;
     const char *text = r->text ? r->text : "";
-    long n = handlers__utf8_len(text);
+    long n = rpc_utf8_len(text, strlen(text));
     bool blank = true;
     for (const char *p = text; *p && blank; p++)
         blank = *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r';
@@ -536,7 +535,7 @@ static void handlers__list_chat_post(game_svc *svc, game_op *op)
 {
     const Scrabble__V1__ListChatRequest *r = (const Scrabble__V1__ListChatRequest *)op->req;
     Scrabble__V1__ListChatRequest req = *r;
-    req.limit = r->limit <= 0 ? 50 : r->limit > 200 ? 200 : r->limit;
+    req.limit = r->limit == 0 ? HANDLERS__LIST_CHAT_DEFAULT : r->limit;
     if (game_store_call(&svc->store, GAME_STORE_LIST_CHAT, &req.base, rpc_call_arena(op->call),
                         handlers__list_chat_done, op) != RPC_OK)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
@@ -546,8 +545,15 @@ static void handlers_list_chat(rpc_call *call, const ProtobufCMessage *req, void
 {
     const Scrabble__V1__ListChatRequest *r = (const Scrabble__V1__ListChatRequest *)req;
     game_op *op = handlers__op(call, req, handlers__seat_then_post, handlers__list_chat_post);
-    if (op)
-        game_dispatch(svc, r->game_id, op);
+    if (!op)
+        return;
+    if (r->limit < 0 || r->limit > HANDLERS__LIST_CHAT_MAX) {
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "limit must be 0..%d (0: %d)", HANDLERS__LIST_CHAT_MAX,
+                      HANDLERS__LIST_CHAT_DEFAULT);
+        return;
+    }
+    game_dispatch(svc, r->game_id, op);
 }
 
 /* ------------------------------------------------------------------ */

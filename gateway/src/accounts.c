@@ -291,14 +291,9 @@ static void gw_acc__invited(void *arg, const rpc_status *st, ProtobufCMessage *r
     rpc_call_reply(r->call, reply);
 }
 
-void gw_acc_invite(gw_req *r)
+static void gw_acc__create_invitation(gw_req *r)
 {
     const Scrabble__V1__InviteRequest *in = (const Scrabble__V1__InviteRequest *)r->msg;
-    if (in->n_invitee_handles < 1 || in->n_invitee_handles > 3) {
-        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_seats",
-                      "invite 1 to 3 other players");
-        return;
-    }
     Scrabble__V1__CreateInvitationRequest *q =
         RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__CreateInvitationRequest,
                       scrabble__v1__create_invitation_request__init);
@@ -310,6 +305,89 @@ void gw_acc_invite(gw_req *r)
     q->lexicon = in->lexicon;
     gw_acc__store(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_acc__invited);
+}
+
+/* Validate before you create: only game-svc knows which lexicons exist (it
+ * loads <name>.kwg from its --lexicon-dir), and the game an invitation
+ * becomes may be owned by any game-svc instance (rendezvous hash of ids
+ * that do not exist yet). So Invite asks every instance, in parallel,
+ * CheckWord("", lexicon): the lexicon is refused NOT_FOUND unknown_lexicon
+ * when any instance lacks it (a game that instance would own could never
+ * load), accepted when every instance that answered has it, and the call
+ * fails UNAVAILABLE only when no instance answered. The callbacks all run
+ * on this call's worker thread, so the tally needs no lock. */
+typedef struct gw_acc__lexicon_check {
+    gw_req *r;
+    int pending, have, lack;
+    rpc_status failure; /* the last answer that was neither yes nor no */
+} gw_acc__lexicon_check;
+
+static void gw_acc__lexicon_done(gw_acc__lexicon_check *lc)
+{
+    gw_req *r = lc->r;
+    const Scrabble__V1__InviteRequest *in = (const Scrabble__V1__InviteRequest *)r->msg;
+    if (lc->lack > 0)
+        rpc_call_fail(r->call, GRPC_STATUS_NOT_FOUND, "unknown_lexicon", "no lexicon named %s",
+                      in->lexicon);
+    else if (lc->have == 0)
+        gw_fail_downstream(r, &lc->failure);
+    else
+        gw_acc__create_invitation(r);
+}
+
+static void gw_acc__lexicon_answer(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_acc__lexicon_check *lc = arg;
+    if (st->code == GRPC_STATUS_OK)
+        lc->have++;
+    else if (st->code == GRPC_STATUS_NOT_FOUND)
+        lc->lack++;
+    else
+        lc->failure = *st;
+    if (--lc->pending == 0)
+        gw_acc__lexicon_done(lc);
+}
+
+void gw_acc_invite(gw_req *r)
+{
+    const Scrabble__V1__InviteRequest *in = (const Scrabble__V1__InviteRequest *)r->msg;
+    if (in->n_invitee_handles < 1 || in->n_invitee_handles > 3) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_seats",
+                      "invite 1 to 3 other players");
+        return;
+    }
+    /* No lexicon named: game-svc's default, which it loads at start. */
+    if (!in->lexicon || !in->lexicon[0]) {
+        gw_acc__create_invitation(r);
+        return;
+    }
+    gw_ctx *gw = r->gw;
+    rpc_arena *a = rpc_call_arena(r->call);
+    gw_acc__lexicon_check *lc = rpc_arena_calloc(a, 1, sizeof *lc);
+    Scrabble__V1__CheckWordRequest *q =
+        RPC_ARENA_MSG(a, Scrabble__V1__CheckWordRequest, scrabble__v1__check_word_request__init);
+    if (gw_acc__oom(r, lc) || gw_acc__oom(r, q))
+        return;
+    q->word = "";
+    q->lexicon = in->lexicon;
+    lc->r = r;
+    rpc_status_set(&lc->failure, GRPC_STATUS_UNAVAILABLE, "unavailable",
+                   "no game service answered");
+    /* One extra count held while the calls start, so that a callback run
+     * before the loop ends cannot finish the tally early. */
+    lc->pending = gw->ngames + 1;
+    for (int i = 0; i < gw->ngames; i++) {
+        rpc_client_opts o = gw_downstream_opts(r);
+        if (rpc_client_unary(gw->games[i], "/scrabble.v1.Game/CheckWord", &q->base,
+                             &scrabble__v1__check_word_reply__descriptor, &o,
+                             gw_acc__lexicon_answer, lc) != RPC_OK) {
+            rpc_status st;
+            rpc_status_set(&st, GRPC_STATUS_UNAVAILABLE, "unavailable", "game service unreachable");
+            gw_acc__lexicon_answer(lc, &st, NULL);
+        }
+    }
+    if (--lc->pending == 0)
+        gw_acc__lexicon_done(lc);
 }
 
 static void gw_acc__game_created(void *arg, const rpc_status *st, ProtobufCMessage *reply)

@@ -2,12 +2,13 @@
  * edge.c — the scrabble.v1.Edge service: the method table (class, action,
  * downstream path, request size bound) and the dispatch every call goes
  * through: authenticate -> rate-limit -> decode (size bound first, then
- * repeated-field bounds, unknown fields dropped) -> act. Until the caller
+ * the string gate, repeated-field bounds, unknown fields dropped) -> act. Until the caller
  * is authenticated the body is raw bytes nobody has looked at.
  */
 #include "gateway.h"
 
 #include "rpc/log.h"
+#include "rpc/wire_check.h"
 #include "scrabble/v1/edge.pb-c.h"
 
 #include <stdio.h>
@@ -90,10 +91,31 @@ static bool gw_edge__all_bounded(const ProtobufCMessageDescriptor *d, int depth)
     return true;
 }
 
+/* The string gate (rpc/wire_check.h) reads the request's raw bytes, since
+ * the decoded message has lost what followed a NUL. It runs once the size
+ * bound has passed (a 4 MiB body is never scanned), after authentication
+ * (a call without a valid token is UNAUTHENTICATED whatever its body
+ * holds) and before anything is forwarded, so no downstream service sees
+ * a string that fails it. */
+static bool gw_edge__strings_ok(gw_req *r)
+{
+    const ProtobufCMethodDescriptor *md = protobuf_c_service_descriptor_get_method_by_name(
+        &scrabble__v1__edge__descriptor, r->method->name);
+    rpc_wire_result chk;
+    if (md &&
+        rpc_wire_check_buffer(rpc_call_request_bytes(r->call), md->input, &chk) != RPC_WIRE_OK) {
+        char msg[200];
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, rpc_wire_reason(chk.verdict), "%s",
+                      rpc_wire_message(&chk, msg, sizeof msg));
+        return false;
+    }
+    return true;
+}
+
 bool gw_request_decode(gw_req *r)
 {
     ProtobufCMessage *msg = rpc_call_decode(r->call);
-    if (!msg)
+    if (!msg || !gw_edge__strings_ok(r))
         return false;
     const ProtobufCMessageDescriptor *d = msg->descriptor;
     for (unsigned i = 0; i < d->n_fields; i++) {

@@ -93,7 +93,8 @@ struct gw_req {
 int gw_edge_register(gw_ctx *gw);
 
 /* edge.c: decodes r's request (the runtime checks the method's size bound
- * before protobuf-c allocates), bounds its repeated fields and drops any
+ * before protobuf-c allocates), runs the string gate on its raw bytes
+ * (rpc/wire_check.h), bounds its repeated fields and drops any
  * unknown fields, so nothing outside the contract travels downstream. On
  * success r->msg is set; false: the call was finished with the error. Every
  * action runs after it: methods with a token decode once authenticated

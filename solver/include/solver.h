@@ -158,10 +158,16 @@ typedef struct solver_move {
 size_t solver_move_format(const solver_move *m, char *buf, size_t len);
 /* Parse notation against a board into *m (score left 0; use
  * solver_validate to score).  Letters written without parentheses on an
- * occupied square are accepted as played-through if they match.
- * Returns 0 or -1 with a message. */
+ * occupied square are accepted as played-through if they match; '.' stands
+ * for whatever tile is on its square.  A play may place no new tile (every
+ * letter on the board): m->ntiles tells, and validation refuses it.
+ * Returns 0 or -1 with a message written for people. */
 int solver_move_parse(const solver_board *b, const char *s, solver_move *m, char *err,
                       size_t errlen);
+/* Just a coordinate of `len` bytes: "8D" (row first: across) or "D8"
+ * (column first: down), rows 1..15, columns A..O.  Fills 0-based row and
+ * col; returns false when it is not one. */
+bool solver_coord_parse(const char *s, size_t len, int *row, int *col, bool *across);
 /* Order used for output: score descending, then notation ascending. */
 int solver_move_cmp(const solver_move *a, const solver_move *b);
 void solver_moves_sort(solver_move *moves, size_t n);

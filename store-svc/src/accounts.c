@@ -6,6 +6,7 @@
  * pool (never on a gRPC worker, never on the batcher), then hand the insert
  * to the batcher: a new session is acknowledged only once committed.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,9 @@ typedef struct store__auth {
     char token_hash[65];
     int64_t account_id;
     const char *handle;
+    /* Register: the handle's stored (NFKC) and folded forms. */
+    char norm[STORE_HANDLE_BYTES];
+    char folded[STORE_HANDLE_BYTES];
 } store__auth;
 
 static store__auth *store__auth_new(store_op *op)
@@ -61,6 +65,19 @@ static const char *store__check_password(const char *pw)
     return NULL;
 }
 
+/* A handle to look up, as parameters i (as typed) and i + 1 (folded):
+ * store_account_by_handle tries the exact handle first, then the folded
+ * form. Lookups fold without the rules of a new handle, so accounts made
+ * under older rules are still found. */
+static void store__param_handle(store_op *op, int i, const char *handle)
+{
+    char folded[STORE_HANDLE_BYTES];
+    if (store_handle_fold(handle, folded, sizeof folded) != 0)
+        snprintf(folded, sizeof folded, "%s", handle);
+    store_op_param_text(op, i, handle);
+    store_op_param_text(op, i + 1, folded);
+}
+
 /* ---- Register ---- */
 
 static store_next store__register_done(store_op *op, PGresult *res)
@@ -85,10 +102,11 @@ static store_next store__register_hash(store_op *op, PGresult *res)
         store_token_new(a->token, a->token_hash))
         return store__internal(op, "password hashing failed");
     op->stmt = "register";
-    store_op_param_text(op, 0, req->handle);
-    store_op_param_text(op, 1, hash);
-    store_op_param_text(op, 2, a->token_hash);
-    store_op_param_i64(op, 3, store__session_ttl_ms(op));
+    store_op_param_text(op, 0, a->norm);
+    store_op_param_text(op, 1, a->folded);
+    store_op_param_text(op, 2, hash);
+    store_op_param_text(op, 3, a->token_hash);
+    store_op_param_i64(op, 4, store__session_ttl_ms(op));
     op->step = store__register_done;
     return STORE_NEXT_WRITE;
 }
@@ -97,12 +115,14 @@ store_next store_register_begin(store_op *op)
 {
     const Scrabble__V1__RegisterRequest *req = op->req;
     const char *why;
-    if ((why = store_check_handle(req->handle)))
+    store__auth *a = store__auth_new(op);
+    if (!a)
+        return store__internal(op, "out of memory");
+    if ((why = store_handle_new(req->handle, a->norm, a->folded)))
         return store_op_bad(op, why, "handle");
     if ((why = store__check_password(req->password)))
         return store_op_bad(op, why, "password");
-    store__auth *a = store__auth_new(op);
-    a->handle = req->handle;
+    a->handle = a->norm;
     op->stmt = NULL; /* a local step first: the KDF */
     op->step = store__register_hash;
     return STORE_NEXT_READ;
@@ -168,7 +188,7 @@ store_next store_login_begin(store_op *op)
         return store_op_bad(op, why, "password");
     store__auth_new(op);
     op->stmt = "login_lookup";
-    store_op_param_text(op, 0, req->handle);
+    store__param_handle(op, 0, req->handle);
     op->step = store__login_verify;
     return STORE_NEXT_READ;
 }
@@ -233,7 +253,7 @@ store_next store_get_account_begin(store_op *op)
         if (why)
             return store_op_bad(op, why, "handle");
         op->stmt = "account_by_handle";
-        store_op_param_text(op, 0, req->handle);
+        store__param_handle(op, 0, req->handle);
     }
     op->step = store__profile_done;
     return STORE_NEXT_READ;

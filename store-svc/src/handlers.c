@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 
+#include "rpc/wire_check.h"
 #include "scrabble/v1/store.pb-c.h"
 #include "store.h"
 
@@ -25,6 +26,16 @@ static void store__call_done(store_op *op)
 static void store__dispatch(rpc_call *call, const ProtobufCMessage *req, store_server *srv,
                             const char *name, store_begin_fn begin)
 {
+    /* The string gate (rpc/wire_check.h) on the bytes as they arrived:
+     * whatever calls store-svc, nothing it persists was cut at a NUL or
+     * holds invalid UTF-8 or control characters. */
+    rpc_wire_result chk;
+    if (rpc_wire_check_buffer(rpc_call_request_bytes(call), req->descriptor, &chk) != RPC_WIRE_OK) {
+        char msg[200];
+        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, rpc_wire_reason(chk.verdict), "%s",
+                      rpc_wire_message(&chk, msg, sizeof msg));
+        return;
+    }
     rpc_arena *a = rpc_call_arena(call);
     store_op *op = rpc_arena_calloc(a, 1, sizeof(*op));
     if (!op) {

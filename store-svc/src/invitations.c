@@ -3,6 +3,7 @@
  * GetInvitation. An invitation seats the inviter (seat 0, accepted by
  * inviting) and 1..3 invitees named by handle.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,16 +44,27 @@ store_next store_create_invitation_begin(store_op *op)
                        "a game has at most 4 seats (3 invitees)");
         return STORE_NEXT_DONE;
     }
-    for (size_t i = 0; i < req->n_invitee_handles; i++)
+    char *folded[3];
+    for (size_t i = 0; i < req->n_invitee_handles; i++) {
         if ((why = store_check_handle(req->invitee_handles[i])))
             return store_op_bad(op, why, "invitee handle");
+        char f[STORE_HANDLE_BYTES];
+        if (store_handle_fold(req->invitee_handles[i], f, sizeof f) != 0)
+            snprintf(f, sizeof f, "%s", req->invitee_handles[i]);
+        if (!(folded[i] = rpc_arena_strdup(op->arena, f))) {
+            rpc_status_set(&op->st, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
+                           "out of memory");
+            return STORE_NEXT_DONE;
+        }
+    }
     const char *lexicon = req->lexicon[0] ? req->lexicon : STORE__DEFAULT_LEXICON;
     if ((why = store_check_handle(lexicon)))
         return store_op_bad(op, why, "lexicon");
     op->stmt = "create_invitation";
     store_op_param_i64(op, 0, req->inviter_id);
     store_op_param_text_array(op, 1, req->invitee_handles, req->n_invitee_handles);
-    store_op_param_text(op, 2, lexicon);
+    store_op_param_text_array(op, 2, folded, req->n_invitee_handles);
+    store_op_param_text(op, 3, lexicon);
     op->step = store__invitation_done;
     return STORE_NEXT_WRITE;
 }

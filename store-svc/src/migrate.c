@@ -51,6 +51,51 @@ static void store__quiet_notice(void *arg, const char *msg)
     log_debug("pg_notice", "msg=\"%.*s\"", (int)strcspn(msg, "\n"), msg);
 }
 
+/* Fills accounts.handle_folded where it is NULL (0002_handle_folded.sql
+ * explains who has none). Oldest first; a row whose folded form an older
+ * account holds keeps NULL (the unique index refuses it) and still logs in
+ * by its exact handle. Runs under the migration lock, one autocommit UPDATE
+ * per row: usually there are none. */
+static int store__fold_handles(PGconn *pg, char *err, size_t errlen)
+{
+    PGresult *r = PQexec(pg, "SELECT id, handle FROM accounts WHERE handle_folded IS NULL "
+                             "ORDER BY id");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        snprintf(err, errlen, "%s", PQresultErrorMessage(r));
+        PQclear(r);
+        return STORE_ERROR;
+    }
+    int folded = 0, kept = 0, rows = PQntuples(r);
+    for (int i = 0; i < rows; i++) {
+        char f[STORE_HANDLE_BYTES];
+        if (store_handle_fold(PQgetvalue(r, i, 1), f, sizeof f) != 0) {
+            kept++;
+            continue;
+        }
+        const char *params[2] = {PQgetvalue(r, i, 0), f};
+        PGresult *u = PQexecParams(pg, "UPDATE accounts SET handle_folded = $2 WHERE id = $1", 2,
+                                   NULL, params, NULL, NULL, 0);
+        if (PQresultStatus(u) == PGRES_COMMAND_OK) {
+            folded++;
+        } else {
+            const char *state = PQresultErrorField(u, PG_DIAG_SQLSTATE);
+            if (!state || strcmp(state, "23505") != 0) {
+                snprintf(err, errlen, "folding handles: %s", PQresultErrorMessage(u));
+                PQclear(u);
+                PQclear(r);
+                return STORE_ERROR;
+            }
+            log_warn("handle_fold_collision", "account=%s folded=\"%s\"", params[0], f);
+            kept++;
+        }
+        PQclear(u);
+    }
+    PQclear(r);
+    if (rows > 0)
+        log_info("handles_folded", "folded=%d unfolded=%d", folded, kept);
+    return STORE_OK;
+}
+
 int store_migrate(PGconn *pg, int *applied, char *err, size_t errlen)
 {
     int count = 0, locked = 0;
@@ -109,6 +154,8 @@ int store_migrate(PGconn *pg, int *applied, char *err, size_t errlen)
         log_info("migration_applied", "version=%d name=%s", m->version, m->name);
         count++;
     }
+    if (store__fold_handles(pg, err, errlen))
+        goto fail;
     store__exec(pg, "SELECT pg_advisory_unlock(" STORE__MIGRATE_LOCK_KEY ")", err, errlen);
     if (applied)
         *applied = count;

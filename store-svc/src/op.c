@@ -181,7 +181,8 @@ store_next store_op_bad(store_op *op, const char *reason, const char *field)
         {"empty", "must not be empty"},
         {"too_long", "is too long"},
         {"bad_utf8", "is not valid UTF-8"},
-        {"bad_handle", "contains spaces or control characters"},
+        {"bad_handle", "is not an allowed handle (spaces, control, invisible or format characters, "
+                       "or letters of mixed scripts)"},
     };
     const char *what = "is invalid";
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)

@@ -77,6 +77,40 @@ void store__op_unavailable(store_server *srv, store_op *op, const char *reason)
     store__fail_unavailable(srv, op, reason);
 }
 
+/* Stops and joins what store_server_start got going: the first `nreaders`
+ * reader threads and, when `writer` is set, the writer; then frees what it
+ * allocated. The one teardown for both a failed start and a normal stop, so
+ * a failure half-way never frees memory a running thread still uses. */
+static void store__teardown(store_server *srv, int nreaders, bool writer)
+{
+    store_queue *qs[2] = {&srv->writeq, &srv->readq};
+    for (int i = 0; i < 2; i++) {
+        pthread_mutex_lock(&qs[i]->mu);
+        qs[i]->stopping = true;
+        pthread_cond_broadcast(&qs[i]->cv);
+        pthread_mutex_unlock(&qs[i]->mu);
+    }
+    /* Readers first: a reader may still hand an op to the writer. */
+    for (int i = 0; i < nreaders; i++)
+        pthread_join(srv->readers[i], NULL);
+    if (writer)
+        pthread_join(srv->writer, NULL);
+    store_db_close(&srv->writer_db);
+    for (int i = 0; srv->reader_dbs && i < srv->nreaders; i++) {
+        store_db_close(&srv->reader_dbs[i]);
+        free((char *)srv->reader_dbs[i].label);
+    }
+    free(srv->readers);
+    free(srv->reader_dbs);
+    srv->readers = NULL;
+    srv->reader_dbs = NULL;
+    store_queue_destroy(&srv->writeq);
+    store_queue_destroy(&srv->readq);
+    if (srv->own_registry)
+        metrics_registry_destroy(srv->own_registry);
+    srv->own_registry = NULL;
+}
+
 int store_server_start(store_server *srv, const store_config *cfg, metrics_registry *r)
 {
     memset(srv, 0, sizeof(*srv));
@@ -107,24 +141,31 @@ int store_server_start(store_server *srv, const store_config *cfg, metrics_regis
     srv->nreaders = srv->cfg.read_pool;
     srv->readers = calloc((size_t)srv->nreaders, sizeof(*srv->readers));
     srv->reader_dbs = calloc((size_t)srv->nreaders, sizeof(*srv->reader_dbs));
+    bool writer = false;
+    int started = 0;
     if (!srv->readers || !srv->reader_dbs)
         goto fail;
     for (int i = 0; i < srv->nreaders; i++) {
-        char *label = malloc(24); /* freed in store_server_stop */
-        snprintf(label, 24, "reader-%d", i);
-        store_db_init(&srv->reader_dbs[i], srv->cfg.pg, label, false, srv->m.reconnects);
+        char label[24];
+        snprintf(label, sizeof label, "reader-%d", i);
+        char *owned = strdup(label); /* freed in store__teardown */
+        if (!owned)
+            goto fail;
+        store_db_init(&srv->reader_dbs[i], srv->cfg.pg, owned, false, srv->m.reconnects);
         srv->reader_dbs[i].owner = srv;
     }
     if (pthread_create(&srv->writer, NULL, store_writer_main, srv) != 0)
         goto fail;
-    for (int i = 0; i < srv->nreaders; i++)
-        if (pthread_create(&srv->readers[i], NULL, store_reader_main, &srv->reader_dbs[i]) != 0)
-            goto fail; /* not reached in practice; threads already started leak */
+    writer = true;
+    for (; started < srv->nreaders; started++)
+        if (pthread_create(&srv->readers[started], NULL, store_reader_main,
+                           &srv->reader_dbs[started]) != 0)
+            goto fail;
     srv->started = true;
     return STORE_OK;
 fail:
-    free(srv->readers);
-    free(srv->reader_dbs);
+    log_error("store-svc: could not start its %s", writer ? "reader threads" : "writer or memory");
+    store__teardown(srv, started, writer);
     return STORE_ERROR;
 }
 
@@ -132,27 +173,6 @@ void store_server_stop(store_server *srv)
 {
     if (!srv->started)
         return;
-    store_queue *qs[2] = {&srv->writeq, &srv->readq};
-    for (int i = 0; i < 2; i++) {
-        pthread_mutex_lock(&qs[i]->mu);
-        qs[i]->stopping = true;
-        pthread_cond_broadcast(&qs[i]->cv);
-        pthread_mutex_unlock(&qs[i]->mu);
-    }
-    /* Readers first: a reader may still hand an op to the writer. */
-    for (int i = 0; i < srv->nreaders; i++)
-        pthread_join(srv->readers[i], NULL);
-    pthread_join(srv->writer, NULL);
-    store_db_close(&srv->writer_db);
-    for (int i = 0; i < srv->nreaders; i++) {
-        store_db_close(&srv->reader_dbs[i]);
-        free((char *)srv->reader_dbs[i].label);
-    }
-    free(srv->readers);
-    free(srv->reader_dbs);
-    store_queue_destroy(&srv->writeq);
-    store_queue_destroy(&srv->readq);
-    if (srv->own_registry)
-        metrics_registry_destroy(srv->own_registry);
+    store__teardown(srv, srv->nreaders, true);
     srv->started = false;
 }

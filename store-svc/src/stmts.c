@@ -9,12 +9,14 @@
 
 const store_stmt store_statements[] = {
     /* ---- writes (the batcher) ---- */
-    {"register", "SELECT o_code, o_account_id, o_expires_at_ms FROM store_register($1, $2, $3, $4)",
-     4},
+    {"register",
+     "SELECT o_code, o_account_id, o_expires_at_ms FROM store_register($1, $2, $3, $4, $5)", 5},
     {"open_session", "SELECT o_code, o_expires_at_ms FROM store_open_session($1, $2, $3)", 3},
     {"update_profile", "SELECT o_code, o_profile FROM store_update_profile($1, $2, $3)", 3},
     {"create_invitation",
-     "SELECT o_code, o_detail, o_invitation FROM store_create_invitation($1, $2::text[], $3)", 3},
+     "SELECT o_code, o_detail, o_invitation "
+     "FROM store_create_invitation($1, $2::text[], $3::text[], $4)",
+     4},
     {"respond_invitation", "SELECT o_code, o_invitation FROM store_respond_invitation($1, $2, $3)",
      3},
     {"create_game", "SELECT o_code, o_game FROM store_create_game($1, $2)", 2},
@@ -33,9 +35,12 @@ const store_stmt store_statements[] = {
      "JOIN accounts a ON a.id = s.account_id "
      "WHERE s.token_hash = $1 AND s.expires_at > now()",
      1},
-    {"login_lookup", "SELECT id, handle, pw_hash FROM accounts WHERE handle = $1", 1},
+    /* Handles: $1 as typed, $2 folded (store_account_by_handle). */
+    {"login_lookup",
+     "SELECT id, handle, pw_hash FROM accounts WHERE id = store_account_by_handle($1, $2)", 2},
     {"account_by_id", "SELECT store_profile_json(id) FROM accounts WHERE id = $1", 1},
-    {"account_by_handle", "SELECT store_profile_json(id) FROM accounts WHERE handle = $1", 1},
+    {"account_by_handle",
+     "SELECT store_profile_json(id) FROM accounts WHERE id = store_account_by_handle($1, $2)", 2},
     {"get_stats",
      "SELECT a.id, coalesce(s.games_played, 0), coalesce(s.wins, 0), coalesce(s.losses, 0), "
      "coalesce(s.draws, 0), coalesce(s.total_score, 0), coalesce(s.best_game_score, 0), "

@@ -289,9 +289,24 @@ void *store_reader_main(void *arg);
  * "bad_utf8", "bad_handle". Lengths count code points. */
 const char *store_check_handle(const char *s);
 const char *store_check_text(const char *s, size_t min_chars, size_t max_chars);
-/* Code points in valid UTF-8 s, or -1 when s is not valid UTF-8 (overlongs,
- * surrogates and values above U+10FFFF are invalid). */
-long store_utf8_len(const char *s, size_t n);
+
+/* Handles. A handle is at most STORE_HANDLE_MAX_CHARS code points; its
+ * stored and folded forms fit in STORE_HANDLE_BYTES (NUL included). */
+#define STORE_HANDLE_MAX_CHARS 32
+#define STORE_HANDLE_BYTES 160
+/* A new handle (Register): checks it and writes its stored form (Unicode
+ * NFKC, the case the user chose) into norm and its folded form (NFKC +
+ * case folding: the form that must be unique) into folded, each a buffer
+ * of STORE_HANDLE_BYTES. Returns NULL, or the reason: "empty", "too_long",
+ * "bad_utf8", "bad_handle" (spaces, controls, format or invisible
+ * characters, a mix of scripts such as Latin with Cyrillic). */
+const char *store_handle_new(const char *in, char *norm, char *folded);
+/* The folded form of any string, for lookups by handle (Login, profiles,
+ * invitations) and the backfill of accounts made before folding: no rules
+ * beyond valid UTF-8, so handles accepted under older rules still fold.
+ * Returns 0, or -1 when in is empty, not UTF-8 or folds to len bytes or
+ * more. */
+int store_handle_fold(const char *in, char *folded, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Passwords and tokens (auth.c)                                       */

@@ -74,6 +74,16 @@ class CallError(Exception):
         self.code, self.reason, self.details = code, reason, details
 
 
+def record_reason(method, code_name, reason):
+    """Appends `method code reason` to $SCRABBLE_REASONS_SEEN when set, so a
+    test run can be checked against proto/scrabble/v1/reasons.txt
+    (proto/contract/check.py observed)."""
+    path = os.environ.get("SCRABBLE_REASONS_SEEN")
+    if path and reason:
+        with open(path, "a") as f:
+            f.write(f"{method} {code_name} {reason}\n")
+
+
 def reason_of(err):
     for k, v in (err.trailing_metadata() or ()):
         if k == "scrabble-reason":
@@ -109,10 +119,14 @@ class Edge:
     def call(self, method, timeout=10, metadata=None, **fields):
         req = _cls(METHODS[method][0])(**fields)
         try:
-            return self._stub(method)(req, timeout=timeout,
-                                      metadata=self.metadata() if metadata is None else metadata)
+            reply = self._stub(method)(req, timeout=timeout,
+                                       metadata=self.metadata() if metadata is None else metadata)
         except grpc.RpcError as e:
+            record_reason(method, e.code().name, reason_of(e))
             raise CallError(e.code(), reason_of(e), e.details()) from None
+        if method == "Evaluate" and reply.reason:
+            record_reason(method, "OK", reply.reason)
+        return reply
 
     def raw(self, method, body, timeout=10, metadata=None):
         """Sends raw request bytes (for malformed-input tests)."""
@@ -121,6 +135,7 @@ class Edge:
         try:
             return f(body, timeout=timeout, metadata=self.metadata() if metadata is None else metadata)
         except grpc.RpcError as e:
+            record_reason(method, e.code().name, reason_of(e))
             raise CallError(e.code(), reason_of(e), e.details()) from None
 
     def subscribe(self):
@@ -146,6 +161,7 @@ class Subscription:
             for ev in self.call:
                 self.events.put(ev)
         except grpc.RpcError as e:
+            record_reason("Subscribe", e.code().name, reason_of(e))
             self.error = CallError(e.code(), reason_of(e), e.details())
             self.events.put(None)
 

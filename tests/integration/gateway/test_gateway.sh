@@ -34,4 +34,10 @@ for p in ${GAME_PORTS//,/ }; do games+="${games:+,}127.0.0.1:$p"; done
 export GATEWAY_PORT GATEWAY_METRICS_PORT REDIS_PORT PG_PORT RATE_LIST BURST_LIST AUTH_TTL_S
 export GAME_TARGETS=$games GAME_PIDS=$game_pids
 export SOLVER=$BUILD_DIR/bin/scrabble-solver LEXICON=$BUILD_DIR/share/wamerican.kwg
+# Every scrabble-reason the run meets must be allowed for its method by the
+# reason table (the contract): edge_client.py records them here.
+export SCRABBLE_REASONS_SEEN=$STACK_TMP/reasons.seen
+: >"$SCRABBLE_REASONS_SEEN"
 /usr/bin/python3 "$here/test_edge.py" "$@"
+/usr/bin/python3 "$REPO_ROOT/proto/contract/check.py" observed \
+    --table "$REPO_ROOT/proto/scrabble/v1/reasons.txt" --seen "$SCRABBLE_REASONS_SEEN"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ghz_opts.h"
 #include "grpc/health/v1/health.pb-c.h"
 #include "hist.h"
 #include "json2pb.h"
@@ -271,6 +272,97 @@ static void test_jsonw(void **state)
     free(buf);
 }
 
+/* Parses a space-separated command line (words hold no spaces). */
+static int ghz_parse(lt_ghz_opts *o, const char *line, char *err, size_t errlen)
+{
+    static char buf[512];
+    static char *argv[64];
+    snprintf(buf, sizeof buf, "ghz %s", line);
+    int argc = 0;
+    for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
+        argv[argc++] = t;
+    argv[argc] = NULL;
+    return lt_ghz_opts_parse(o, argc, argv, err, errlen);
+}
+
+static void test_ghz_opts(void **state)
+{
+    (void)state;
+    lt_ghz_opts o;
+    char err[256];
+    /* Defaults. */
+    assert_int_equal(ghz_parse(&o, "--call a.B/C 127.0.0.1:7000", err, sizeof err), 0);
+    assert_string_equal(o.call, "a.B/C");
+    assert_string_equal(o.host, "127.0.0.1:7000");
+    assert_int_equal(o.concurrency, 50);
+    assert_int_equal(o.total, 200);
+    assert_int_equal(o.connections, 1);
+    assert_string_equal(o.format, "summary");
+    assert_int_equal(o.timeout_ms, 20000);
+    assert_int_equal(o.max_duration_ms, 600000);
+    /* Short, long, --flag=value, flags after the host, ignored ghz flags. */
+    assert_int_equal(ghz_parse(&o,
+                               "--call=x.Y/Z -c 8 --total=50 -z 1.5s -x 2m -r 250.5 "
+                               "--connections 4 -O csv -o out.csv -t 500ms --connect-timeout=3s "
+                               "--insecure --name run1 -d {} -m {\"a\":\"b\"} localhost:7 --cpus 2 "
+                               "--skipFirst 1",
+                               err, sizeof err),
+                     0);
+    assert_int_equal(o.concurrency, 8);
+    assert_int_equal(o.total, 50);
+    assert_int_equal(o.duration_ms, 1500);
+    assert_int_equal(o.max_duration_ms, 120000);
+    assert_true(o.rps > 250.4 && o.rps < 250.6);
+    assert_int_equal(o.connections, 4);
+    assert_string_equal(o.format, "csv");
+    assert_string_equal(o.output, "out.csv");
+    assert_int_equal(o.timeout_ms, 500);
+    assert_int_equal(o.connect_timeout_ms, 3000);
+    assert_true(o.insecure);
+    assert_string_equal(o.name, "run1");
+    assert_string_equal(o.data, "{}");
+    assert_string_equal(o.host, "localhost:7");
+    assert_int_equal(ghz_parse(&o,
+                               "--cacert ca.pem --cert c.pem --key k.pem --cname gw 127.0.0.1:1",
+                               err, sizeof err),
+                     0);
+    assert_string_equal(o.tls.ca_file, "ca.pem");
+    assert_string_equal(o.tls.server_name, "gw");
+    assert_int_equal(ghz_parse(&o, "-h", err, sizeof err), LT_GHZ_OPTS_HELP);
+}
+
+static void test_ghz_opts_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line, *msg;
+    } bad[] = {
+        {"--call a/b", "no host"},
+        {"127.0.0.1:1 127.0.0.1:2", "unexpected argument"},
+        {"--bogus 127.0.0.1:1", "unknown flag '--bogus'"},
+        {"-q 127.0.0.1:1", "unknown flag '-q'"},
+        {"127.0.0.1:1 -c", "needs a value"},
+        {"-c 0 127.0.0.1:1", "not an integer in 1..100000"},
+        {"-n x 127.0.0.1:1", "not an integer"},
+        {"-z 10 127.0.0.1:1", "not a duration with a unit"}, /* bare: refused, not guessed */
+        {"-t 5parsecs 127.0.0.1:1", "not a duration"},
+        {"-r -1 127.0.0.1:1", "not a rate"},
+        {"-O xml 127.0.0.1:1", "unknown format"},
+        {"-c 2 --connections 3 127.0.0.1:1", "cannot exceed"},
+        {"10.0.0.1:7000", "not a loopback address"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lt_ghz_opts o;
+        char err[256] = "";
+        assert_int_equal(ghz_parse(&o, bad[i].line, err, sizeof err), LT_GHZ_OPTS_ERROR);
+        if (!strstr(err, bad[i].msg))
+            fail_msg("'%s': got '%s', want '%s'", bad[i].line, err, bad[i].msg);
+    }
+    lt_ghz_opts o;
+    char err[256];
+    assert_int_equal(ghz_parse(&o, "-z 0 127.0.0.1:1", err, sizeof err), 0); /* 0 needs no unit */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +375,8 @@ int main(void)
         cmocka_unit_test(test_base64),
         cmocka_unit_test(test_proc_parsers),
         cmocka_unit_test(test_jsonw),
+        cmocka_unit_test(test_ghz_opts),
+        cmocka_unit_test(test_ghz_opts_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,22 +10,6 @@
 
 #include "store.h"
 
-static void test_utf8_len(void **state)
-{
-    assert_int_equal(store_utf8_len("", 0), 0);
-    assert_int_equal(store_utf8_len("abc", 3), 3);
-    assert_int_equal(store_utf8_len("é", 2), 1);
-    assert_int_equal(store_utf8_len("€", 3), 1);
-    assert_int_equal(store_utf8_len("🎉", 4), 1);
-    assert_int_equal(store_utf8_len("\xc3", 1), -1);             /* truncated */
-    assert_int_equal(store_utf8_len("\xc0\xaf", 2), -1);         /* overlong '/' */
-    assert_int_equal(store_utf8_len("\xe0\x80\xaf", 3), -1);     /* overlong */
-    assert_int_equal(store_utf8_len("\xed\xa0\x80", 3), -1);     /* surrogate */
-    assert_int_equal(store_utf8_len("\xf4\x90\x80\x80", 4), -1); /* > U+10FFFF */
-    assert_int_equal(store_utf8_len("\x80", 1), -1);             /* lone continuation */
-    assert_int_equal(store_utf8_len("\xff", 1), -1);
-}
-
 static void test_handles(void **state)
 {
     assert_null(store_check_handle("alice"));
@@ -144,13 +128,111 @@ static void test_bytea_decode(void **state)
     rpc_arena_destroy(a);
 }
 
+static const char *new_handle(const char *in, char *norm, char *folded)
+{
+    return store_handle_new(in, norm, folded);
+}
+
+static void test_handle_normalisation(void **state)
+{
+    char norm[STORE_HANDLE_BYTES], folded[STORE_HANDLE_BYTES];
+    assert_null(new_handle("Alice", norm, folded));
+    assert_string_equal(norm, "Alice");
+    assert_string_equal(folded, "alice");
+    /* Fullwidth letters are compatibility forms of ASCII: NFKC. */
+    assert_null(new_handle("\xef\xbc\xa1lice", norm, folded));
+    assert_string_equal(norm, "Alice");
+    assert_string_equal(folded, "alice");
+    /* Case folding, not lower-casing: German sharp s folds to "ss". */
+    assert_null(new_handle("Stra\xc3\x9f"
+                           "e",
+                           norm, folded));
+    assert_string_equal(folded, "strasse");
+    /* A ligature expands under NFKC. */
+    assert_null(new_handle("\xef\xac\x81sh", norm, folded));
+    assert_string_equal(norm, "fish");
+    /* Accented Latin, Greek, Cyrillic, Japanese are fine on their own. */
+    assert_null(new_handle("Zo\xc3\xab", norm, folded));
+    assert_null(new_handle("\xce\x9f\xce\xb4\xcf\x85\xcf\x83\xcf\x83\xce\xad\xce\xb1\xcf\x82", norm,
+                           folded));
+    assert_null(new_handle("\xd0\x98\xd0\xb2\xd0\xb0\xd0\xbd", norm, folded));
+    assert_null(
+        new_handle("\xe5\xb1\xb1\xe7\x94\xb0\xe3\x81\x9f\xe3\x82\x8d\xe3\x81\x86", norm, folded));
+    assert_null(new_handle("taro_\xe5\xb1\xb1\xe7\x94\xb0", norm, folded));
+    assert_null(new_handle("bob-42", norm, folded));
+
+    /* Bidi override, word joiner, BOM, zero-width joiner, soft hyphen. */
+    assert_string_equal(new_handle("ali\xe2\x80\xae"
+                                   "ecila",
+                                   norm, folded),
+                        "bad_handle");
+    assert_string_equal(new_handle("ali\xe2\x81\xa0"
+                                   "ce",
+                                   norm, folded),
+                        "bad_handle");
+    assert_string_equal(new_handle("\xef\xbb\xbf"
+                                   "alice",
+                                   norm, folded),
+                        "bad_handle");
+    assert_string_equal(new_handle("ali\xe2\x80\x8d"
+                                   "ce",
+                                   norm, folded),
+                        "bad_handle");
+    assert_string_equal(new_handle("ali\xc2\xad"
+                                   "ce",
+                                   norm, folded),
+                        "bad_handle");
+    /* Hangul filler (a letter that renders as nothing), private use,
+     * unassigned, ideographic space. */
+    assert_string_equal(new_handle("a\xe3\x85\xa4"
+                                   "b",
+                                   norm, folded),
+                        "bad_handle");
+    assert_string_equal(new_handle("a\xee\x80\x80", norm, folded), "bad_handle");
+    assert_string_equal(new_handle("a\xf0\xaf\xbf\xbf", norm, folded), "bad_handle");
+    assert_string_equal(new_handle("a\xe3\x80\x80"
+                                   "b",
+                                   norm, folded),
+                        "bad_handle");
+    /* NFKC turning a character into a space. */
+    assert_string_equal(new_handle("a\xe2\x80\x82"
+                                   "b",
+                                   norm, folded),
+                        "bad_handle");
+    /* A Cyrillic "a" among Latin letters; a Greek omicron likewise. */
+    assert_string_equal(new_handle("p\xd0\xb0ypal", norm, folded), "bad_handle");
+    assert_string_equal(new_handle("g\xce\xbfogle", norm, folded), "bad_handle");
+    /* Old rules still apply first. */
+    assert_string_equal(new_handle("", norm, folded), "empty");
+    assert_string_equal(new_handle("a b", norm, folded), "bad_handle");
+    assert_string_equal(new_handle("a\xff", norm, folded), "bad_utf8");
+    assert_string_equal(new_handle("abcdefghijklmnopqrstuvwxyz0123456", norm, folded), "too_long");
+    /* 31 characters that NFKC turns into more than 32. */
+    char longer[128] = "abcdefghijklmnopqrstuvwxyz0123";
+    strcat(longer, "\xef\xac\x83"); /* U+FB03 "ffi" */
+    assert_string_equal(new_handle(longer, norm, folded), "too_long");
+}
+
+static void test_handle_fold(void **state)
+{
+    char f[STORE_HANDLE_BYTES];
+    assert_int_equal(store_handle_fold("ALICE", f, sizeof f), 0);
+    assert_string_equal(f, "alice");
+    assert_int_equal(store_handle_fold("\xef\xbc\xa1LICE", f, sizeof f), 0);
+    assert_string_equal(f, "alice");
+    assert_int_equal(store_handle_fold("", f, sizeof f), -1);
+    assert_int_equal(store_handle_fold("a\xff", f, sizeof f), -1);
+    assert_int_equal(store_handle_fold("alice", f, 3), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_utf8_len),       cmocka_unit_test(test_handles),
-        cmocka_unit_test(test_text),           cmocka_unit_test(test_page_token),
-        cmocka_unit_test(test_passwords),      cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_param_literals), cmocka_unit_test(test_bytea_decode),
+        cmocka_unit_test(test_handles),      cmocka_unit_test(test_handle_normalisation),
+        cmocka_unit_test(test_handle_fold),  cmocka_unit_test(test_text),
+        cmocka_unit_test(test_page_token),   cmocka_unit_test(test_passwords),
+        cmocka_unit_test(test_tokens),       cmocka_unit_test(test_param_literals),
+        cmocka_unit_test(test_bytea_decode),
     };
     return cmocka_run_group_tests_name("store-svc units", tests, NULL, NULL);
 }
