@@ -67,22 +67,25 @@ static int64_t gw_acc__mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static const char *const gw_acc__throttle_reason[2] = {"login_throttled", "register_throttled"};
-
-/* Finishes r's call RESOURCE_EXHAUSTED <method>_throttled after a
- * throttle said rc (GW_THROTTLE_RATE or _BACKOFF) for `by`. */
+/* Finishes r's call RESOURCE_EXHAUSTED login_throttled or
+ * register_throttled after a throttle said rc (GW_THROTTLE_RATE or
+ * _BACKOFF) for `by`. */
 static void gw_acc__throttled(gw_req *r, int kind, int by, int rc, int64_t retry_ms)
 {
-    int k = kind == GW_TH_LOGIN ? 0 : 1;
     if (rc == GW_THROTTLE_BACKOFF)
         by = GW_TH_BY_BACKOFF;
-    metric_add(r->gw->m.throttled[k][by], 1);
     static const char *const what[GW_TH_BY_COUNT] = {"from this address", "for this handle",
                                                      "after failed logins for this handle"};
-    rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, gw_acc__throttle_reason[k],
-                  "too many %s attempts %s; retry in %lld.%03lld s",
-                  kind == GW_TH_LOGIN ? "login" : "registration", what[by],
-                  (long long)(retry_ms / 1000), (long long)(retry_ms % 1000));
+    long long s = (long long)(retry_ms / 1000), ms = (long long)(retry_ms % 1000);
+    if (kind == GW_TH_LOGIN) {
+        metric_add(r->gw->m.throttled[0][by], 1);
+        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "login_throttled",
+                      "too many login attempts %s; retry in %lld.%03lld s", what[by], s, ms);
+    } else {
+        metric_add(r->gw->m.throttled[1][by], 1);
+        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "register_throttled",
+                      "too many registrations %s; retry in %lld.%03lld s", what[by], s, ms);
+    }
 }
 
 /* The throttle key of a client address: the 4 bytes of an IPv4 address

@@ -58,12 +58,13 @@ rpc_client_opts gw_downstream_opts(gw_req *r)
  * request has a repeated field missing here, so a new one cannot slip in
  * unbounded. */
 static const struct gw_edge_bound {
-    const char *field;
-    size_t max;
     const char *reason;
+    grpc_status_code code;
+    size_t max;
+    const char *field;
 } gw_edge__bounds[] = {
-    {"placements", 7, "too_many_placements"},
-    {"invitee_handles", 3, "bad_seats"},
+    {"too_many_placements", GRPC_STATUS_INVALID_ARGUMENT, 7, "placements"},
+    {"bad_seats", GRPC_STATUS_INVALID_ARGUMENT, 3, "invitee_handles"},
 };
 
 static const struct gw_edge_bound *gw_edge__bound_of(const char *field)
@@ -126,8 +127,7 @@ bool gw_request_decode(gw_req *r)
         const struct gw_edge_bound *b = gw_edge__bound_of(f->name);
         if (b && n > b->max) {
             metric_add(r->gw->m.too_many_items, 1);
-            rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, b->reason, "%zu %s; at most %zu",
-                          n, f->name, b->max);
+            rpc_call_fail(r->call, b->code, b->reason, "%zu %s; at most %zu", n, f->name, b->max);
             return false;
         }
     }

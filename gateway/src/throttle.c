@@ -137,7 +137,7 @@ static gw_th_entry *gw_th__slot(gw_throttle *t, uint64_t h, int64_t now_ns, bool
 {
     size_t set = (h >> 8) & (t->nsets - 1);
     gw_th_entry *ways = &t->entries[set * GW_THROTTLE_WAYS];
-    gw_th_entry *free_way = NULL, *oldest = NULL;
+    gw_th_entry *free_way = NULL, *oldest = NULL, *oldest_blocked = NULL;
     for (int w = 0; w < GW_THROTTLE_WAYS; w++) {
         gw_th_entry *e = &ways[w];
         if (e->hash == h)
@@ -147,13 +147,19 @@ static gw_th_entry *gw_th__slot(gw_throttle *t, uint64_t h, int64_t now_ns, bool
         if (e->hash == 0 || gw_th__neutral(e, now_ns)) {
             if (!free_way)
                 free_way = e;
+        } else if (e->blocked_ns > now_ns) {
+            if (!oldest_blocked || e->last_ns < oldest_blocked->last_ns)
+                oldest_blocked = e;
         } else if (!oldest || e->last_ns < oldest->last_ns) {
             oldest = e;
         }
     }
     if (!create)
         return NULL;
-    gw_th_entry *e = free_way ? free_way : oldest;
+    /* A block in force goes last: it was earned by failures store-svc
+     * confirmed, each of which cost its maker an attempt, while a drained
+     * bucket is what any flood of fresh keys leaves behind. */
+    gw_th_entry *e = free_way ? free_way : oldest ? oldest : oldest_blocked;
     memset(e, 0, sizeof *e);
     e->hash = h;
     e->last_ns = now_ns;

@@ -12,11 +12,11 @@
  * Memory is fixed at creation: a set-associative table of `entries` slots
  * (calloc, so untouched sets cost no resident memory), GW_THROTTLE_WAYS per
  * set. A new key takes an empty slot of its set, else one whose state is
- * back to neutral (bucket full, no failures), else the slot touched least
- * recently. An attacker who varies keys can therefore push out someone's
- * state only by filling that key's whole set with fresher keys — and each
- * fresh key costs the attacker a call that the per-address bucket already
- * counted.
+ * back to neutral (bucket full, no failures), else the least recently
+ * touched slot without a block in force, else the least recently touched.
+ * An attacker who varies keys can therefore push out a block only by
+ * filling that key's whole set with fresher blocks — each earned by failed
+ * logins that store-svc confirmed and the per-address bucket counted.
  *
  * Pure: the caller passes the time (monotonic ns), so tests drive the
  * clock. Thread-safe (one mutex per shard of sets).

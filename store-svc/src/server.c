@@ -115,22 +115,22 @@ int store_server_start(store_server *srv, const store_config *cfg, metrics_regis
 {
     memset(srv, 0, sizeof(*srv));
     srv->cfg = *cfg;
+    /* The dummy hash first: nothing is set up yet that a failure would
+     * have to undo. */
+    unsigned char raw[24];
+    char pw[2 * sizeof raw + 1];
+    if (RAND_bytes(raw, sizeof raw) != 1)
+        return STORE_ERROR;
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(pw + 2 * i, 3, "%02x", raw[i]);
+    if (store_password_hash(pw, cfg->kdf_iterations > 0 ? cfg->kdf_iterations : 1, srv->dummy_hash,
+                            sizeof srv->dummy_hash) != STORE_OK)
+        return STORE_ERROR;
     if (!r) {
         srv->own_registry = metrics_registry_create();
         r = srv->own_registry;
     }
     store_metrics_init(&srv->m, r);
-    {
-        unsigned char raw[24];
-        char pw[2 * sizeof raw + 1];
-        if (RAND_bytes(raw, sizeof raw) != 1)
-            goto fail;
-        for (size_t i = 0; i < sizeof raw; i++)
-            snprintf(pw + 2 * i, 3, "%02x", raw[i]);
-        if (store_password_hash(pw, cfg->kdf_iterations, srv->dummy_hash, sizeof srv->dummy_hash) !=
-            STORE_OK)
-            goto fail;
-    }
     store_queue_init(&srv->writeq, cfg->batch_max);
     store_queue_init(&srv->readq, 0);
     atomic_store(&srv->writer_up, true);
