@@ -8,6 +8,8 @@ edge_input.sh against a private stack (ports and pids in the environment).
            ATTACK_S seconds each: RSS of gateway, game-svc, store-svc before,
            peak during, and 10 s after; a well-behaved client's GetState p99
            without and during the attack.
+  control — the Login attack of `dense` against bare-echo fail (the C core
+           alone), with a good client's Health/Check p99 on it.
   flood  — 8 clients at one address send wrong-password Logins as fast as
            they can for ATTACK_S seconds: what reached store-svc, store-svc
            CPU, and a good client's Login latency (another address) without
@@ -79,7 +81,26 @@ def frame(body):
     return b"\x00" + len(body).to_bytes(4, "big") + body
 
 
-def dense_attack(kind, seconds):
+def check_latencies(port, seconds):
+    """Health/Check on bare-echo fail every 10 ms (the control); its
+    answer is always the error status, which is the reply timed here."""
+    ch = grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)])
+    f = ch.unary_unary("/grpc.health.v1.Health/Check", request_serializer=lambda b: b,
+                       response_deserializer=lambda b: b)
+    out, end = [], time.time() + seconds
+    while time.time() < end:
+        t0 = time.perf_counter()
+        try:
+            f(b"", timeout=10)
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e
+        out.append((time.perf_counter() - t0) * 1000)
+        time.sleep(0.01)
+    ch.close()
+    return out
+
+
+def dense_attack(kind, seconds, target=None):
     """8 connections, one 4 MiB call in flight on each, for `seconds`, from
     h2load (a C client: the attacker's own cost does not starve the machine
     the way 8 Python senders would). Returns the Popen."""
@@ -92,9 +113,12 @@ def dense_attack(kind, seconds):
     fn = os.path.join(os.environ["STACK_TMP"], f"dense_{kind}.bin")
     with open(fn, "wb") as f:
         f.write(frame(body))
+    if target:
+        path = "/grpc.health.v1.Health/Check"
     return subprocess.Popen(["h2load", "-D", str(int(seconds)), "-c", "8", "-m", "1", "-t", "2", "-d", fn,
                              "-H", "content-type: application/grpc", "-H", "te: trailers", *hdr,
-                             f"http://{GW}{path}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             f"http://{target or GW}{path}"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def codes(method):
@@ -199,6 +223,20 @@ def dense():
               f"  (n={len(lat)}; p99 without: {p(base, .99):.2f} ms)")
 
 
+def dense_control():
+    """The same Login attack against bare-echo fail (the C core alone,
+    answering every call with an error): how much of the good client's
+    latency the machine and the core cost without any gateway code."""
+    port = int(os.environ["BARE_PORT"])
+    base = check_latencies(port, ATTACK_S)
+    proc = dense_attack("login", ATTACK_S, target=f"127.0.0.1:{port}")
+    lat = check_latencies(port, ATTACK_S)
+    proc.wait(ATTACK_S + 60)
+    print(f"  control, the same 8 x 4 MiB Login attack on bare-echo fail: a good client's Health/Check "
+          f"p99 {p(lat, .99):.2f} ms during, {p(base, .99):.2f} ms without (p50 {p(lat, .5):.2f} / "
+          f"{p(base, .5):.2f} ms)")
+
+
 def login_latencies(edge, handles, seconds):
     """A good client at its own address: one Login every 2 s, rotating over
     its handles (within every default throttle)."""
@@ -241,4 +279,4 @@ if __name__ == "__main__":
     # grpcio is not fork-safe once a channel exists: children start fresh.
     mp.set_start_method("spawn")
     for what in sys.argv[1:] or ["dense", "flood"]:
-        {"dense": dense, "flood": flood}[what]()
+        {"dense": dense, "control": dense_control, "flood": flood}[what]()

@@ -5,7 +5,8 @@
 #
 #  1. dense messages (edge_input.py dense): 8 concurrent 4 MiB Logins, then
 #     8 concurrent authenticated 2M-placement Evaluates; RSS growth during
-#     and 10 s after, a good client's GetState p99 during vs without;
+#     and 10 s after, a good client's GetState p99 during vs without; and
+#     the control: the same attack on the bare C core (bare-echo fail);
 #  2. CPU per rejected call (h2load, bounded by N calls) next to the C
 #     core's own cost of the same rejection (bare-echo fail, same body);
 #  3. a login flood (edge_input.py flood): store-svc CPU and a good client's
@@ -61,22 +62,25 @@ export GATEWAY_PORT GATEWAY_METRICS_PORT GATEWAY_PID=$gw_pid GAME_PID STORE_PID 
 export STORE_METRICS_PORT GAME_PORT=${GAME_PORTS%%,*} REDIS_PORT STACK_TMP TOKEN=$token GAME=$game
 export GOOD_HANDLES=$good
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); build $BUILD_DIR"
+# The C core alone, answering every call with an error status (the
+# control and the CPU comparison).
+fail_port=$(free_port)
+"$BUILD_DIR/bin/bare-echo" "$fail_port" 2 fail >/dev/null &
+fail_pid=$!
+stack_defer "kill $fail_pid"
+export BARE_PORT=$fail_port
+sleep 0.5
 if [ -n "${PARTS:-}" ]; then
     # shellcheck disable=SC2086
     /usr/bin/python3 "$HERE/edge_input.py" $PARTS
     exit 0
 fi
-/usr/bin/python3 "$HERE/edge_input.py" dense
+/usr/bin/python3 "$HERE/edge_input.py" dense control
 
 # 2. CPU per rejected call, gateway vs the bare core answering the same body
 # with an error status (bare-echo fail), h2load -c 8 -m 1, N calls each.
 hz=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-fail_port=$(free_port)
-"$BUILD_DIR/bin/bare-echo" "$fail_port" 2 fail >/dev/null &
-fail_pid=$!
-stack_defer "kill $fail_pid"
-sleep 0.5
 frame() { # out.bin python-expr-for-body
     python3 -c "import sys; b = $2; open('$1', 'wb').write(b'\\x00' + len(b).to_bytes(4, 'big') + b)"
 }
