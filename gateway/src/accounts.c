@@ -178,7 +178,8 @@ static void gw_acc__logged_in(void *arg, const rpc_status *st, ProtobufCMessage 
     const char *key = r->handle_key;
     if (st->code == GRPC_STATUS_OK) {
         gw_throttle_succeed(gw->th_handle, GW_TH_LOGIN, key, strlen(key));
-    } else if (st->code == GRPC_STATUS_UNAUTHENTICATED) {
+    } else if (st->code == GRPC_STATUS_UNAUTHENTICATED &&
+               strcmp(st->reason, "bad_credentials") == 0) {
         gw_backoff_rule rule = {gw->cfg.login_free_failures, gw->cfg.login_backoff_base_ms,
                                 gw->cfg.login_backoff_max_ms};
         metric_add(gw->m.login_failures, 1);
