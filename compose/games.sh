@@ -36,6 +36,7 @@ for ((i = 2; i < n; i++)); do
     mem_limit: 512m
     environment:
       SCRABBLE_GAME_INSTANCE: "$i"
+      SCRABBLE_GAME_CERTS_DIR: /var/lib/scrabble/certs
       SCRABBLE_GAME_LISTEN: 0.0.0.0:7100
       SCRABBLE_GAME_METRICS_LISTEN: 0.0.0.0:9100
       SCRABBLE_GAME_STORE: store-svc:7200
@@ -45,12 +46,15 @@ for ((i = 2; i < n; i++)); do
       SCRABBLE_GAME_WORKERS: "2"
       SCRABBLE_GAME_LOG_LEVEL: \${SCRABBLE_LOG_LEVEL:-info}
     healthcheck:
-      test: ["CMD", "grpc-health-probe", "-addr", "127.0.0.1:7100"]
+      test: ["CMD", "grpc-health-probe", "-addr", "127.0.0.1:7100", "-certs-dir", "/var/lib/scrabble/certs"]
       interval: 5s
       timeout: 3s
       retries: 5
       start_period: 20s
+    volumes:
+      - certs-game-svc:/var/lib/scrabble/certs:ro
     depends_on:
+      certs: {condition: service_completed_successfully}
       store-svc: {condition: service_healthy}
       redis: {condition: service_healthy}
     expose: ["7100", "9100"]

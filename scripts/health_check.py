@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """grpc.health.v1.Health/Check against ADDR, without generated stubs.
 
-usage: health_check.py HOST:PORT [SERVICE] [--timeout SECONDS]
-Exit 0 when the status is SERVING, 1 otherwise (prints the status or error).
+usage: health_check.py HOST:PORT [SERVICE] [--timeout SECONDS] [--certs-dir DIR]
+With --certs-dir, mutual TLS as the probe identity (DIR/probe.{crt,key},
+DIR/ca.crt), as internal ports require. Exit 0 when the status is SERVING, 1 otherwise (prints the status or error).
 """
 import sys
 
@@ -37,6 +38,10 @@ def decode_status(resp: bytes) -> int:
 
 def main(argv):
     args = [a for a in argv[1:] if not a.startswith("--")]
+    certs = None
+    if "--certs-dir" in argv:
+        certs = argv[argv.index("--certs-dir") + 1]
+        args = [a for a in args if a != certs]
     timeout = 2.0
     if "--timeout" in argv:
         timeout = float(argv[argv.index("--timeout") + 1])
@@ -49,7 +54,15 @@ def main(argv):
 
     names = {0: "UNKNOWN", 1: "SERVING", 2: "NOT_SERVING", 3: "SERVICE_UNKNOWN"}
     try:
-        with grpc.insecure_channel(addr) as channel:
+        if certs:
+            def read(name):
+                with open(f"{certs}/{name}", "rb") as f:
+                    return f.read()
+            creds = grpc.ssl_channel_credentials(read("ca.crt"), read("probe.key"), read("probe.crt"))
+            channel = grpc.secure_channel(addr, creds)
+        else:
+            channel = grpc.insecure_channel(addr)
+        with channel:
             check = channel.unary_unary("/grpc.health.v1.Health/Check")
             status = decode_status(check(encode_request(service), timeout=timeout))
     except grpc.RpcError as e:

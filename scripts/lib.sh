@@ -154,21 +154,56 @@ svc_args_gateway() {
         "--store=127.0.0.1:$3" "--games=$games" "--redis=127.0.0.1:$4"
 }
 
-# health_check BUILD_DIR PORT: 0 when grpc.health.v1.Health/Check says SERVING.
+# health_check BUILD_DIR PORT [CERTS_DIR]: 0 when grpc.health.v1.Health/Check
+# says SERVING. With CERTS_DIR (an internal port: game-svc, store-svc) the
+# probe presents the probe identity over mutual TLS.
 health_check() {
     if [ -x "$1/bin/grpc-health-probe" ]; then
-        "$1/bin/grpc-health-probe" -addr "127.0.0.1:$2" >/dev/null 2>&1
+        "$1/bin/grpc-health-probe" -addr "127.0.0.1:$2" ${3:+-certs-dir "$3"} >/dev/null 2>&1
     else
-        /usr/bin/python3 "$REPO_ROOT/scripts/health_check.py" "127.0.0.1:$2" >/dev/null 2>&1
+        /usr/bin/python3 "$REPO_ROOT/scripts/health_check.py" "127.0.0.1:$2" ${3:+--certs-dir "$3"} >/dev/null 2>&1
     fi
 }
 
-# wait_healthy BUILD_DIR PORT TIMEOUT PID: wait for SERVING while PID lives.
+# wait_healthy BUILD_DIR PORT TIMEOUT PID [CERTS_DIR]: wait for SERVING while PID lives.
 wait_healthy() {
     local deadline=$(($SECONDS + $3))
-    until health_check "$1" "$2"; do
+    until health_check "$1" "$2" "${5:-}"; do
         pid_alive "$4" || return 2
         [ "$SECONDS" -ge "$deadline" ] && return 1
         sleep 0.2
     done
+}
+
+# ---------------------------------------------------------------------------
+# Service identities: mutual TLS between the services, on by default
+# (docs/SECURITY.md, "Service identities"). Used by scripts/stack.sh and
+# tests/integration/lib/stack.sh.
+#   certs_ensure DIR            the private CA and one certificate per identity
+#                               in DIR (scripts/gen-certs.sh): made on first
+#                               use, reused while valid; keys mode 0600
+#   svc_internal_port BIN ARGS  0 when BIN started with ARGS serves its gRPC
+#                               port over mutual TLS only (game-svc, store-svc
+#                               without --insecure-internal)
+certs_ensure() {
+    local out
+    if ! out=$("$REPO_ROOT/scripts/gen-certs.sh" "$1" 2>&1); then
+        printf '%s\n' "$out" >&2
+        log "error: cannot make the service certificates in $1"
+        return 1
+    fi
+    # Say so when something was made (first start, expiry, a new CA).
+    printf '%s\n' "$out" | grep -E 'new CA|issued' >&2 || true
+}
+svc_internal_port() {
+    local bin=${1##*/} a
+    shift
+    case "$bin" in game-svc | store-svc) ;; *) return 1 ;; esac
+    for a in "$@"; do
+        case "$a" in --insecure-internal | --insecure-internal=true | --insecure-internal=1) return 1 ;; esac
+    done
+    case "${SCRABBLE_GAME_INSECURE_INTERNAL:-}${SCRABBLE_STORE_INSECURE_INTERNAL:-}" in
+    *1* | *true* | *yes* | *on*) return 1 ;;
+    esac
+    return 0
 }

@@ -9,7 +9,10 @@
 #   scripts/stack.sh gateways  the running gateways' addresses, comma-separated
 #
 # Knobs (environment): GAMES=1 GATEWAYS=1 BUILD_DIR=build VAR_DIR=var PORT_OFFSET=0
-#   SKIP_BUILD=1 (start without building), HEALTH_TIMEOUT=30 (seconds per service).
+#   SKIP_BUILD=1 (start without building), HEALTH_TIMEOUT=30 (seconds per service),
+#   INSECURE_INTERNAL=1 (benchmarks only: plaintext between services).
+# Services call each other over mutual TLS with the identities in
+# $VAR_DIR/certs, made on the first start (scripts/gen-certs.sh).
 # Service flags live in scripts/lib.sh (svc_args_*), shared with the
 # integration-test helpers; ports are below.
 set -euo pipefail
@@ -41,6 +44,8 @@ PG_DIR=$VAR_DIR/pg
 REDIS_DIR=$VAR_DIR/redis
 RUN_DIR=$VAR_DIR/run
 LOG_DIR=$VAR_DIR/log
+CERTS_DIR=$VAR_DIR/certs
+INSECURE_INTERNAL=${INSECURE_INTERNAL:-0}
 
 [[ $GAMES =~ ^[1-9][0-9]*$ ]] && [ "$GAMES" -le 100 ] || die "GAMES must be 1..100 (got '$GAMES')"
 [[ $GATEWAYS =~ ^[1-9][0-9]*$ ]] && [ "$GATEWAYS" -le 100 ] || die "GATEWAYS must be 1..100 (got '$GATEWAYS')"
@@ -78,6 +83,21 @@ svc_args() {
     game-svc-*) svc_args_game "$2" "$3" "$STORE_PORT" "$REDIS_PORT" "${1#game-svc-}" "$BUILD_DIR/share" ;;
     gateway-*) svc_args_gateway "$2" "$3" "$STORE_PORT" "$REDIS_PORT" "$(game_ports)" ;;
     esac
+    svc_args_identity
+}
+
+# The service identity flags (mutual TLS between services), one per line.
+svc_args_identity() {
+    echo "--certs-dir=$CERTS_DIR"
+    [ "$INSECURE_INTERNAL" != 1 ] || echo "--insecure-internal"
+}
+
+# probe_certs NAME: the certificates directory the health probe needs for
+# service NAME (its gRPC port takes mutual TLS only), or nothing.
+probe_certs() {
+    local args
+    mapfile -t args < <(svc_args_identity)
+    if svc_internal_port "$(bin_of "$1")" "${args[@]}"; then echo "$CERTS_DIR"; fi
 }
 
 # Pid of a running service NAME (binary BIN), or nothing; stale pidfiles go.
@@ -136,6 +156,8 @@ cmd_start() {
 
     "$REPO_ROOT/scripts/pg.sh" start "$PG_DIR" "$PG_PORT"
     "$REPO_ROOT/scripts/redis.sh" start "$REDIS_DIR" "$REDIS_PORT"
+    certs_ensure "$CERTS_DIR" || die "no service identities in $CERTS_DIR: see the message above"
+    [ "$INSECURE_INTERNAL" != 1 ] || log "warning: INSECURE_INTERNAL=1: plaintext between services, no identity checks (benchmarks only)"
     topology >"$RUN_DIR/topology"
 
     while read -r name bin port mport; do
@@ -179,7 +201,7 @@ cmd_start() {
 wait_service() {
     local name=$1 bin=$2 port=$3 pid rc=0
     pid=$(read_pidfile "$RUN_DIR/$name.pid")
-    wait_healthy "$BUILD_DIR" "$port" "$HEALTH_TIMEOUT" "$pid" || rc=$?
+    wait_healthy "$BUILD_DIR" "$port" "$HEALTH_TIMEOUT" "$pid" "$(probe_certs "$name")" || rc=$?
     case $rc in
     0) log "$name is SERVING" ;;
     2)
@@ -213,6 +235,13 @@ cmd_stop() {
     "$REPO_ROOT/scripts/pg.sh" stop "$PG_DIR"
 }
 
+# status_certs NAME PID: as probe_certs, for a running service (its own flags).
+status_certs() {
+    local args
+    mapfile -t args < <(tr '\0' '\n' <"/proc/$2/cmdline" 2>/dev/null)
+    if svc_internal_port "$(bin_of "$1")" "${args[@]}"; then echo "$CERTS_DIR"; fi
+}
+
 cmd_status() {
     local rc=0 name pid port
     "$REPO_ROOT/scripts/pg.sh" status "$PG_DIR" || rc=1
@@ -224,7 +253,7 @@ cmd_status() {
         if [ -z "$pid" ]; then
             echo "$name: not running"
             rc=1
-        elif [ -n "$port" ] && health_check "$BUILD_DIR" "$port"; then
+        elif [ -n "$port" ] && health_check "$BUILD_DIR" "$port" "$(status_certs "$name" "$pid")"; then
             echo "$name: running (pid $pid), SERVING on 127.0.0.1:$port"
         else
             echo "$name: running (pid $pid), NOT SERVING on 127.0.0.1:${port:-?}"

@@ -3,7 +3,8 @@
 # for everything, then every ctest test (unit + integration + interop; the
 # integration tests start their own private Postgres/Redis/services on free
 # ports). Ends with the line "N passed, N failed"; exits non-zero on any
-# failure, including a build that failed.
+# failure, including a build that failed. With clang installed, a full run
+# also builds the libFuzzer targets in build-fuzz/ and runs each briefly.
 #
 #   scripts/test.sh [CTEST_ARGS...]     e.g. scripts/test.sh -L unit, -R solver
 # Env: TEST_BUILD_DIR (default build-asan; use your own build-<name>/ while
@@ -46,15 +47,39 @@ mkdir -p "$(dirname "$out")"
 ctest_rc=${PIPESTATUS[0]}
 log "tests took $((SECONDS - start))s in all"
 
-# "100% tests passed, 0 tests failed out of 23"
-summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$out" | tail -n 1)
-if [ -n "$summary" ]; then
+# counts LOG: "passed failed" from ctest's "100% tests passed, 0 tests
+# failed out of 23" line (0 0 when there is none).
+counts() {
+    local summary failed total
+    summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -n 1)
+    [ -n "$summary" ] || { echo "0 0" && return; }
     failed=$(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<<"$summary")
     total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$summary")
-    passed=$((total - failed))
-else
-    passed=0
-    failed=0
+    echo "$((total - failed)) $failed"
+}
+read -r passed failed < <(counts "$out")
+
+# The libFuzzer targets need clang and a build of their own (FUZZ=ON); each
+# runs a few seconds over its seed corpus. Only in a full run (no ctest
+# arguments), or when asked for with -L fuzz.
+if command -v clang >/dev/null 2>&1 && { [ $# -eq 0 ] || [[ " $* " == *" fuzz "* ]]; }; then
+    FUZZ_BUILD=$(abspath "${FUZZ_BUILD_DIR:-build-fuzz}")
+    fuzz_out=$FUZZ_BUILD/Testing/fuzz-output.log
+    if { [ -f "$FUZZ_BUILD/CMakeCache.txt" ] ||
+        cmake -S "$REPO_ROOT" -B "$FUZZ_BUILD" -DFUZZ=ON -DCMAKE_C_COMPILER=clang \
+            -DCMAKE_BUILD_TYPE=Debug >/dev/null; } &&
+        cmake --build "$FUZZ_BUILD" -j"$JOBS" --target fuzzers >/dev/null; then
+        mkdir -p "$(dirname "$fuzz_out")"
+        (cd "$FUZZ_BUILD" && ctest --output-on-failure -L fuzz) 2>&1 | tee "$fuzz_out"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || ctest_rc=1
+        read -r fp ff < <(counts "$fuzz_out")
+        passed=$((passed + fp))
+        failed=$((failed + ff))
+    else
+        log "the fuzz build failed in $FUZZ_BUILD"
+        failed=$((failed + 1))
+    fi
+    log "fuzzers done at $((SECONDS - start))s"
 fi
 [ "$build_ok" = 1 ] || { failed=$((failed + 1)) && log "counting the failed build as one failure"; }
 [ $((passed + failed)) -gt 0 ] || { failed=1 && log "no test ran"; }

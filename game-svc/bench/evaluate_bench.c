@@ -332,10 +332,17 @@ int main(int argc, char **argv)
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
     setvbuf(stdout, NULL, _IOLBF, 0);
     rpc_init();
-    b.store = rpc_channel_create(b.store_addr, NULL);
+    /* The bench stands in for the gateway (account calls to store-svc, the
+     * account metadata to game-svc): it presents the gateway identity from
+     * the stack's certificates ($STACK_CERTS, run_evaluate_bench.sh). */
+    rpc_tls_config store_tls, game_tls;
+    rpc_identity_tls(getenv("STACK_CERTS"), "gateway", "store-svc", &store_tls);
+    rpc_identity_tls(getenv("STACK_CERTS"), "gateway", "game-svc", &game_tls);
+    rpc_channel_opts so = {.tls = &store_tls};
+    b.store = rpc_channel_create(b.store_addr, &so);
     b.game = calloc((size_t)b.conns, sizeof *b.game);
     for (int i = 0; i < b.conns; i++) {
-        rpc_channel_opts co = {.own_connection = true};
+        rpc_channel_opts co = {.own_connection = true, .tls = &game_tls};
         b.game[i] = rpc_channel_create(b.game_addr, &co);
     }
     b.games = calloc((size_t)b.ngames, sizeof *b.games);

@@ -95,6 +95,9 @@ static void game__update_metrics(game_svc *svc)
         metric_set(svc->m_cache_entries, (int64_t)cs.entries);
     if (svc->m_cache_bytes)
         metric_set(svc->m_cache_bytes, (int64_t)cs.bytes);
+    /* The cache counts evictions since start; the counter follows it. */
+    if (svc->m_evictions && (int64_t)cs.evictions > metric_value(svc->m_evictions))
+        metric_add(svc->m_evictions, (int64_t)cs.evictions - metric_value(svc->m_evictions));
 }
 
 /* ------------------------------------------------------------------ */

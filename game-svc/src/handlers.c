@@ -108,15 +108,23 @@ static size_t handlers__placements(Scrabble__V1__Placement **in, size_t n, solve
 /* ------------------------------------------------------------------ */
 /* GetState / GetHistory / Evaluate                                    */
 
-static int handlers__get_state_run(game_svc *svc, game_entry *e, game_op *op)
+/* Replies with the game as seat op->seat sees it (its own rack only). The
+ * view is built in the call's arena; when that fails the call gets
+ * RESOURCE_EXHAUSTED out_of_memory instead of a NULL reply. */
+static void handlers__reply_state(game_op *op, const game_entry *e)
 {
-    if (!handlers__seated(e, op))
-        return GAME_OP_DONE;
     Scrabble__V1__GameState *st = game_view_state(rpc_call_arena(op->call), e, op->seat);
     if (!st)
         rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
     else
         rpc_call_reply(op->call, &st->base);
+}
+
+static int handlers__get_state_run(game_svc *svc, game_entry *e, game_op *op)
+{
+    if (!handlers__seated(e, op))
+        return GAME_OP_DONE;
+    handlers__reply_state(op, e);
     return GAME_OP_DONE;
 }
 
@@ -565,8 +573,7 @@ static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
         return GAME_OP_DONE;
     if (e->g.seq == 0 && !e->announced)
         game_announce_start(svc, e);
-    Scrabble__V1__GameState *st = game_view_state(rpc_call_arena(op->call), e, op->seat);
-    rpc_call_reply(op->call, &st->base);
+    handlers__reply_state(op, e);
     return GAME_OP_DONE;
 }
 
@@ -611,12 +618,7 @@ static void handlers__create_done(void *arg, const rpc_status *st, ProtobufCMess
                       (long long)rec->game_id);
     } else {
         game_announce_start(op->svc, tmp);
-        Scrabble__V1__GameState *gs = game_view_state(rpc_call_arena(op->call), tmp, op->seat);
-        if (gs)
-            rpc_call_reply(op->call, &gs->base);
-        else
-            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
-                          "out of memory");
+        handlers__reply_state(op, tmp);
     }
     free(tmp->moves);
     free(tmp);
@@ -667,4 +669,15 @@ const rpc_method_impl game_handlers[] = {
     {"SendChat", handlers_send_chat, 4096},
     {"ListChat", handlers_list_chat, HANDLERS__SMALL},
     {NULL, NULL, 0, false},
+};
+
+/* Every Game method acts for the account named in the scrabble-account-id
+ * metadata, which only the gateway may assert (it authenticated the token):
+ * any other caller is refused before the handler runs. */
+const rpc_allow_rule game_allow[] = {
+    {"CreateGame", "gateway"}, {"GetState", "gateway"},   {"GetHistory", "gateway"},
+    {"Evaluate", "gateway"},   {"SubmitPlay", "gateway"}, {"Pass", "gateway"},
+    {"Exchange", "gateway"},   {"Resign", "gateway"},     {"SaveDraft", "gateway"},
+    {"GetDraft", "gateway"},   {"CheckWord", "gateway"},  {"Nudge", "gateway"},
+    {"SendChat", "gateway"},   {"ListChat", "gateway"},   {NULL, NULL},
 };

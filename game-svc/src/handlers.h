@@ -8,5 +8,7 @@
 
 /* Terminated by {NULL, NULL}; the service context is a game_svc. */
 extern const rpc_method_impl game_handlers[];
+/* Who may call each method (rpc_server_allow): the gateway only. */
+extern const rpc_allow_rule game_allow[];
 
 #endif

@@ -49,6 +49,13 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (rpc_identity_setup(&svc.cfg.rpc, "game-svc", true, err, sizeof err) != 0) {
+        fprintf(stderr, "game-svc: %s\n", err);
+        return 2;
+    }
+    rpc_tls_config store_tls;
+    rpc_identity_peer_tls(&svc.cfg.rpc, "store-svc", &store_tls);
+
     game_lexicons_init(&svc.lexicons, svc.cfg.lexicon_dir);
     if (!game_lexicons_get(&svc.lexicons, svc.cfg.default_lexicon)) {
         log_error("start_failed", "reason=lexicon dir=%s name=%s", svc.cfg.lexicon_dir,
@@ -65,7 +72,7 @@ int main(int argc, char **argv)
     svc.drafts = game_drafts_create(rhost, rport, svc.cfg.rpc.workers + 1);
     svc.events = game_events_start(rhost, rport, 100000, reg);
     if (!svc.cache || !svc.drafts || !svc.events ||
-        game_store_open(&svc.store, svc.cfg.store, &svc.cfg.rpc.peer_tls, reg) != 0) {
+        game_store_open(&svc.store, svc.cfg.store, &store_tls, reg) != 0) {
         log_error("start_failed", "reason=oom");
         goto out;
     }
@@ -79,8 +86,11 @@ int main(int argc, char **argv)
             metrics_gauge(reg, "game_cache_bytes", NULL, "Bytes accounted to cached games");
         svc.m_cache_misses =
             metrics_counter(reg, "game_cache_misses_total", NULL, "Cold loads from store-svc");
+        svc.m_evictions = metrics_counter(reg, "game_cache_evictions_total", NULL,
+                                          "Games evicted from the cache to stay within --cache-mb");
     }
-    if (rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {
+    if (rpc_server_allow(server, &scrabble__v1__game__descriptor, game_allow) != 0 ||
+        rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {
         log_error("start_failed", "reason=add_service");
         goto out;
     }

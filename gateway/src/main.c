@@ -134,6 +134,11 @@ int main(int argc, char **argv)
     }
     log_threshold = lvl;
 
+    if (rpc_identity_setup(&gw.cfg.rpc, "gateway", false, err, sizeof err) != 0) {
+        fprintf(stderr, "gateway: %s\n", err);
+        rpc_shutdown();
+        return 2;
+    }
     gw.server = rpc_server_create(&gw.cfg.rpc, "gateway", err, sizeof err);
     if (!gw.server) {
         log_error("server_create_failed", "err=\"%s\"", err);
@@ -158,9 +163,12 @@ int main(int argc, char **argv)
     }
 
     /* One long-lived channel per downstream instance, opened now. */
-    rpc_channel_opts copts = {.max_message_bytes = gw.cfg.rpc.max_message_bytes,
-                              .tls = &gw.cfg.rpc.peer_tls};
+    rpc_tls_config store_tls, game_tls;
+    rpc_identity_peer_tls(&gw.cfg.rpc, "store-svc", &store_tls);
+    rpc_identity_peer_tls(&gw.cfg.rpc, "game-svc", &game_tls);
+    rpc_channel_opts copts = {.max_message_bytes = gw.cfg.rpc.max_message_bytes, .tls = &store_tls};
     gw.store = rpc_channel_create(gw.cfg.store, &copts);
+    copts.tls = &game_tls;
     gw.ngames = gw_config_game_targets(&gw.cfg, gw.game_names, GW_MAX_GAME_INSTANCES);
     for (int i = 0; i < gw.ngames; i++) {
         gw.games[i] = rpc_channel_create(gw.game_names[i], &copts);

@@ -75,6 +75,18 @@ typedef ProtobufCMessage *(*rpc__bidi_fn)(rpc_call *call, const ProtobufCMessage
 int rpc__server_add_bidi(rpc_server *s, const char *path, const ProtobufCMessageDescriptor *input,
                          rpc__bidi_fn fn, void *ctx);
 
+/* Who may call what on an internal port (identity.c). */
+typedef struct rpc__authz rpc__authz;
+rpc__authz *rpc__authz_create(const rpc_server_config *cfg); /* NULL: out of memory */
+void rpc__authz_destroy(rpc__authz *az);
+/* Whether calls are checked (an internal port with identities on). */
+bool rpc__authz_enforced(const rpc__authz *az);
+int rpc__authz_add(rpc__authz *az, const ProtobufCServiceDescriptor *svc,
+                   const rpc_allow_rule *rules);
+/* true: the call may go on; false: it was failed (UNAUTHENTICATED or
+ * PERMISSION_DENIED with a reason) and must not be run. */
+bool rpc__authz_check(const rpc__authz *az, rpc_call *c);
+
 /* Names of the services registered (for reflection's list_services). */
 size_t rpc__server_service_names(rpc_server *s, const char **out, size_t max);
 

@@ -1,6 +1,10 @@
 /*
- * loop.c — threads that drain completion queues, and the client-side choice
- * of which queue a call completes on.
+ * loop.c — threads that drain completion queues (server workers and client
+ * loops, each calling the rpc__tag of every event), the client-side choice
+ * of which queue a call completes on (the caller's worker, a loop named in
+ * the options, or the shared client loop), the process set-up every binary
+ * starts with (rpc_init: open-file limit, signal mask, grpc_init) and
+ * rpc__read_file for the runtime's PEM and descriptor files.
  */
 #include <grpc/support/time.h>
 #include <signal.h>

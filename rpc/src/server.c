@@ -130,6 +130,7 @@ struct rpc_server {
     bool started, stopped;
     void (*on_drain)(void *arg);
     void *on_drain_arg;
+    rpc__authz *authz; /* identity checks at dispatch (identity.c) */
 };
 
 static int64_t rpc__now_ns(void)
@@ -194,8 +195,19 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
     s->metrics = metrics_registry_create();
     s->calls_live = metrics_gauge(s->metrics, "rpc_server_calls_live", NULL,
                                   "Inbound calls arrived and not yet freed");
+    /* Plaintext between services is a choice an operator must see. */
+    metric *insecure = metrics_gauge(s->metrics, "rpc_insecure_internal", NULL,
+                                     "1 when --insecure-internal turned off mutual TLS and "
+                                     "identity checks between services");
+    metric_set(insecure, cfg->insecure_internal ? 1 : 0);
+    s->authz = rpc__authz_create(cfg);
+    if (rpc__authz_enforced(s->authz) && (cfg->tls.cert_file[0] == '\0' || !cfg->tls.ca_file[0])) {
+        snprintf(err, errlen, "an internal port needs mutual TLS (rpc_identity_setup)");
+        rpc_server_destroy(s);
+        return NULL;
+    }
     s->health = rpc__health_create();
-    if (s->calls_live == NULL || rpc__health_register(s, s->health) != RPC_OK ||
+    if (s->calls_live == NULL || s->authz == NULL || rpc__health_register(s, s->health) != RPC_OK ||
         (s->reflection = rpc__reflection_register(s)) == NULL) {
         snprintf(err, errlen, "could not set up metrics, health or reflection");
         rpc_server_destroy(s);
@@ -308,6 +320,20 @@ struct metrics_registry *rpc_server_metrics(rpc_server *s)
     return s->metrics;
 }
 
+int rpc_server_allow(rpc_server *s, const ProtobufCServiceDescriptor *svc,
+                     const rpc_allow_rule *rules)
+{
+    return rpc__authz_add(s->authz, svc, rules);
+}
+
+bool rpc_call_peer_is(rpc_call *c, const char *identity)
+{
+    if (!rpc__authz_enforced(c->server->authz))
+        return true;
+    const char *who = rpc_call_peer_identity(c);
+    return who && strcmp(who, identity) == 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Call objects                                                        */
 
@@ -316,8 +342,12 @@ static void rpc__bidi_step(rpc_call *c);
 /* Runs the method: the handler, the bidi step, or an error status. */
 static void rpc__dispatch(rpc_call *c)
 {
-    if (c->method == NULL) {
+    /* Who the caller is, before anything of the request is looked at. */
+    if (c->method == NULL)
         c->deadline = c->details.deadline;
+    if (!rpc__authz_check(c->server->authz, c))
+        return;
+    if (c->method == NULL) {
         rpc_call_fail(c, GRPC_STATUS_UNIMPLEMENTED, "unimplemented", "unknown method");
         return;
     }
@@ -972,8 +1002,8 @@ void rpc_call_on_cancel(rpc_call *c, rpc_cancel_cb cb, void *arg)
 /* ------------------------------------------------------------------ */
 /* Lifecycle                                                           */
 
-static grpc_server_credentials *rpc__server_creds(const rpc_tls_config *tls, char *err,
-                                                  size_t errlen)
+static grpc_server_credentials *rpc__server_creds(const rpc_tls_config *tls, bool internal,
+                                                  char *err, size_t errlen)
 {
     if (tls->cert_file[0] == '\0')
         return grpc_insecure_server_credentials_create();
@@ -988,12 +1018,15 @@ static grpc_server_credentials *rpc__server_creds(const rpc_tls_config *tls, cha
     }
     grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
     /* With a CA configured, a client must present a certificate it signed:
-     * that is the mutual TLS between services. */
-    creds = grpc_ssl_server_credentials_create_ex(
-        ca, &pair, 1,
-        ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
-           : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
-        NULL);
+     * that is the mutual TLS between services. An internal port lets a TLS
+     * client without a certificate through the handshake (one it presents
+     * must still verify) so that the identity check can answer it
+     * UNAUTHENTICATED with a reason instead of a bare handshake failure. */
+    grpc_ssl_client_certificate_request_type req = GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+    if (ca)
+        req = internal ? GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY
+                       : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    creds = grpc_ssl_server_credentials_create_ex(ca, &pair, 1, req, NULL);
     if (creds == NULL)
         snprintf(err, errlen, "invalid TLS certificate or key");
 done:
@@ -1005,7 +1038,8 @@ done:
 
 int rpc_server_start(rpc_server *s, char *err, size_t errlen)
 {
-    grpc_server_credentials *creds = rpc__server_creds(&s->cfg.tls, err, errlen);
+    grpc_server_credentials *creds =
+        rpc__server_creds(&s->cfg.tls, rpc__authz_enforced(s->authz), err, errlen);
     if (creds == NULL)
         return 0;
     int port = grpc_server_add_http2_port(s->server, s->cfg.listen, creds);
@@ -1106,6 +1140,7 @@ void rpc_server_destroy(rpc_server *s)
     grpc_completion_queue_destroy(s->shutdown_cq);
     rpc__health_destroy(s->health);
     rpc__reflection_free(s->reflection);
+    rpc__authz_destroy(s->authz);
     metrics_registry_destroy(s->metrics);
     free(s->workers);
     free(s);

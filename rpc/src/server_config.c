@@ -25,6 +25,7 @@ void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metri
     cfg->keepalive_ms = 2 * 60 * 60 * 1000; /* gRPC's own default: 2 hours */
     cfg->shutdown_grace_ms = 5000;
     cfg->stream_queue_limit = 256;
+    snprintf(cfg->certs_dir, sizeof(cfg->certs_dir), "var/certs");
 }
 
 const cfg_option rpc_server_cfg_options[] = {
@@ -61,6 +62,12 @@ const cfg_option rpc_server_cfg_options[] = {
     CFG_STR_OPT(
         rpc_server_config, peer_tls.server_name, "peer-tls-server-name", NULL,
         "name to verify in the called services' certificates when it differs from the host"),
+    CFG_STR_OPT(rpc_server_config, certs_dir, "certs-dir", NULL,
+                "directory of this service's identity: ca.crt, <service>.crt, <service>.key "
+                "(mutual TLS between services; fills the empty tls/peer-tls paths)"),
+    CFG_BOOL_OPT(rpc_server_config, insecure_internal, "insecure-internal", NULL,
+                 "BENCHMARKS ONLY: plaintext between services and no identity checks "
+                 "(logged at start, gauge rpc_insecure_internal)"),
 };
 
 const size_t rpc_server_cfg_options_count =

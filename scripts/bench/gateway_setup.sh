@@ -8,6 +8,11 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/integration/lib/stack.sh"
 
 stack_init
+# The C-core peers the gateway is measured against (bare-forward) speak
+# plaintext to game-svc, so this stack runs without mutual TLS between
+# services (benchmarks only; its cost is scripts/bench/mtls.sh's figure).
+export SCRABBLE_GATEWAY_INSECURE_INTERNAL=1 SCRABBLE_GAME_INSECURE_INTERNAL=1 \
+    SCRABBLE_STORE_INSECURE_INTERNAL=1
 pg_up
 redis_up
 store_up --kdf-iterations=10000

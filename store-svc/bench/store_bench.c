@@ -377,7 +377,12 @@ int main(int argc, char **argv)
     rpc_init();
     if (seed(&b) != 0)
         return 1;
-    b.ch = rpc_channel_create(b.target, NULL);
+    /* CommitMove is game-svc's: present its identity from the stack's
+     * certificates ($STACK_CERTS, tests/integration/store-svc/bench.sh). */
+    rpc_tls_config tls;
+    rpc_identity_tls(getenv("STACK_CERTS"), "game-svc", "store-svc", &tls);
+    rpc_channel_opts co = {.tls = &tls};
+    b.ch = rpc_channel_create(b.target, &co);
     b.cap = (size_t)b.rate * (size_t)b.seconds * 2 + 1024;
     b.lat_us = malloc(b.cap * sizeof(*b.lat_us));
     b.due_ns = malloc(b.cap * sizeof(*b.due_ns));

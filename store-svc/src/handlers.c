@@ -12,9 +12,37 @@
 #include "store.h"
 
 /* Finishes the gRPC call the op was made from. */
+/* What only game-svc may see: a game's bag seed (the whole future draw
+ * order) and the tiles a player exchanged. Any other caller gets the record
+ * without them, whatever method produced it. */
+static void store__redact(rpc_call *call, ProtobufCMessage *reply)
+{
+    Scrabble__V1__Move **moves = NULL;
+    size_t n = 0;
+    if (reply->descriptor == &scrabble__v1__game_record__descriptor) {
+        Scrabble__V1__GameRecord *g = (Scrabble__V1__GameRecord *)reply;
+        if (rpc_call_peer_is(call, "game-svc"))
+            return;
+        g->seed = 0;
+        moves = g->moves;
+        n = g->n_moves;
+    } else if (reply->descriptor == &scrabble__v1__commit_move_reply__descriptor) {
+        Scrabble__V1__CommitMoveReply *r = (Scrabble__V1__CommitMoveReply *)reply;
+        if (r->move == NULL || rpc_call_peer_is(call, "game-svc"))
+            return;
+        moves = &r->move;
+        n = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (moves[i])
+            moves[i]->exchanged_tiles = (char *)protobuf_c_empty_string;
+}
+
 static void store__call_done(store_op *op)
 {
     rpc_call *call = op->done_arg;
+    if (op->st.code == GRPC_STATUS_OK && op->reply)
+        store__redact(call, op->reply);
     if (op->st.code == GRPC_STATUS_OK && op->reply)
         rpc_call_reply(call, op->reply);
     else if (op->st.code == GRPC_STATUS_OK)
@@ -106,7 +134,36 @@ static const rpc_method_impl store__methods[] = {
     {NULL, NULL, 0, false},
 };
 
+/* Who may call what, read from the callers' code: the gateway resolves
+ * sessions, runs accounts, profiles, invitations and game lists
+ * (gateway/src/auth.c, accounts.c); game-svc creates, loads and commits
+ * games and keeps their chat (game-svc/src/store_client.c). GetInvitation
+ * and FinishGame have no caller among our services: they are an operator's
+ * (the admin identity). */
+static const rpc_allow_rule store__allow[] = {
+    {"ResolveSession", "gateway"},
+    {"Register", "gateway"},
+    {"Login", "gateway"},
+    {"GetAccount", "gateway"},
+    {"UpdateProfile", "gateway"},
+    {"GetStats", "gateway"},
+    {"CreateInvitation", "gateway"},
+    {"RespondInvitation", "gateway"},
+    {"ListInvitations", "gateway"},
+    {"ListGames", "gateway"},
+    {"CreateGame", "game-svc"},
+    {"LoadGame", "game-svc"},
+    {"CommitMove", "game-svc"},
+    {"AppendChat", "game-svc"},
+    {"ListChat", "game-svc"},
+    {"GetInvitation", "admin"},
+    {"FinishGame", "admin"},
+    {NULL, NULL},
+};
+
 int store_handlers_register(rpc_server *rs, store_server *srv)
 {
+    if (rpc_server_allow(rs, &scrabble__v1__store__descriptor, store__allow) != 0)
+        return -1;
     return rpc_server_add_service(rs, &scrabble__v1__store__descriptor, store__methods, srv);
 }

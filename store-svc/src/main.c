@@ -59,6 +59,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* Refuse to start without our identity before touching the database. */
+    if (!migrate_only && rpc_identity_setup(&cfg.rpc, "store-svc", true, err, sizeof(err)) != 0) {
+        fprintf(stderr, "store-svc: %s\n", err);
+        return 2;
+    }
     if (store__migrate(&cfg) != 0)
         return 1;
     if (migrate_only)

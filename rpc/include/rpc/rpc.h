@@ -79,6 +79,16 @@ typedef struct rpc_server_config {
      * ours (mutual TLS between services); plaintext when empty. Services
      * pass it to rpc_channel_create for their downstream channels. */
     rpc_tls_config peer_tls;
+    /* Service identities (rpc_identity_setup). certs_dir holds ca.crt and
+     * <identity>.crt/.key; empty TLS paths above are filled from it. */
+    char certs_dir[256];
+    /* Benchmarks only: plaintext between services, no identity checks. */
+    bool insecure_internal;
+    /* Set by rpc_identity_setup, not options: this process's identity and
+     * whether its gRPC port serves other services only (then every call
+     * must come from an allowed identity, rpc_server_allow). */
+    char identity[32];
+    bool internal_port;
 } rpc_server_config;
 
 /* Fills the defaults every service shares, with its own ports. */
@@ -147,7 +157,62 @@ void rpc_server_set_serving(rpc_server *s, const char *service, bool serving);
 struct metrics_registry *rpc_server_metrics(rpc_server *s);
 
 /* ------------------------------------------------------------------ */
+/* Service identities (mutual TLS between our services)                */
+
+/* Every service of ours has an identity, carried in its certificate as
+ * the URI SAN spiffe://scrabble/<identity> (RPC_IDENTITY_URI_PREFIX). */
+#define RPC_IDENTITY_URI_PREFIX "spiffe://scrabble/"
+
+/* Call after loading the config, before rpc_server_create. Records
+ * `identity` ("game-svc") and whether the gRPC port is internal (serves
+ * other services only: game-svc, store-svc). Unless insecure_internal is
+ * set, fills the empty peer_tls paths (and, for an internal port, the tls
+ * paths) from certs_dir: ca.crt, <identity>.crt, <identity>.key, and
+ * checks that every file is readable. Returns 0, or -1 with a message
+ * naming the missing file in err. Logs a warning when insecure_internal
+ * is on. */
+int rpc_identity_setup(rpc_server_config *cfg, const char *identity, bool internal_port, char *err,
+                       size_t errlen);
+
+/* The TLS settings for a channel to our service `peer` ("store-svc"):
+ * cfg->peer_tls, with the server's certificate checked for the DNS name
+ * `peer` (every service certificate carries DNS:<identity>) unless an
+ * explicit peer-tls-server-name is set. All empty (plaintext) when
+ * insecure_internal is on. */
+void rpc_identity_peer_tls(const rpc_server_config *cfg, const char *peer, rpc_tls_config *out);
+
+/* The TLS settings of a tool or test that calls our service `server` as
+ * identity `as`, from a certificates directory (ca.crt, <as>.crt,
+ * <as>.key). All empty (plaintext) when certs_dir is NULL or empty. */
+void rpc_identity_tls(const char *certs_dir, const char *as, const char *server,
+                      rpc_tls_config *out);
+
+/* Who may call a method: `callers` is a space-separated list of
+ * identities ("gateway game-svc"). */
+typedef struct rpc_allow_rule {
+    const char *method; /* method name as in the .proto, e.g. "CommitMove" */
+    const char *callers;
+} rpc_allow_rule;
+
+/* On an internal port, grants the methods of `svc` to identities; rules end
+ * with an entry whose method is NULL. A method without a rule is refused
+ * to everyone (PERMISSION_DENIED). Health and reflection are open to every
+ * identity of ours. Without identities (insecure_internal, or a public
+ * port) the rules are kept but not enforced. Returns 0, or -1 when a rule
+ * names no method of `svc`. Call before rpc_server_start. */
+int rpc_server_allow(rpc_server *s, const ProtobufCServiceDescriptor *svc,
+                     const rpc_allow_rule *rules);
+
+/* ------------------------------------------------------------------ */
 /* Inbound call                                                        */
+
+/* The caller's service identity ("gateway") from its certificate, copied
+ * into the call's arena; NULL when it presented none of ours. */
+const char *rpc_call_peer_identity(rpc_call *call);
+/* True when the caller is `identity`, or when this server runs without
+ * identities (insecure_internal): what a handler asks before putting
+ * something only `identity` may see into a reply. */
+bool rpc_call_peer_is(rpc_call *call, const char *identity);
 
 /* The call's arena: free with the call. */
 rpc_arena *rpc_call_arena(rpc_call *call);

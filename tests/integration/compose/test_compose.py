@@ -30,6 +30,7 @@ LIMITS = {
     "game-svc-0": (1.0, "512m"),
     "game-svc-1": (1.0, "512m"),
     "gateway": (0.5, "256m"),
+    "certs": (0.5, "64m"),
     "loadtest": (1.0, "512m"),
 }
 # Our services: binary, env prefix, gRPC port.
@@ -89,7 +90,7 @@ def check_services(cfg, bin_dir, game_count):
     import yaml
     doc = yaml.safe_load(cfg)
     svcs = doc.get("services", {})
-    want = ["postgres", "redis", "store-svc", "gateway", "loadtest"] + ["game-svc-%d" % i for i in range(game_count)]
+    want = ["certs", "postgres", "redis", "store-svc", "gateway", "loadtest"] + ["game-svc-%d" % i for i in range(game_count)]
     for s in want:
         check(s in svcs, "service %s is missing" % s)
     games = sorted((s for s in svcs if s.startswith("game-svc-")), key=lambda s: int(s.split("-")[-1]))
@@ -112,6 +113,14 @@ def check_services(cfg, bin_dir, game_count):
             check(str(env.get("SCRABBLE_LOADTEST_TARGET", "")).startswith("127.0.0.1:"), "loadtest: target is not loopback")
             check(s.get("restart") in ("no", None), "loadtest: must not restart (one-shot)")
             continue
+        if name == "certs":
+            # The one-shot identity maker: its CA key stays in its own volume.
+            check(s.get("command") == ["certs-init.sh"], "certs: command %s" % s.get("command"))
+            check(s.get("restart") in ("no", None), "certs: must not restart (one-shot)")
+            vols = [str(v.get("source") if isinstance(v, dict) else v).split(":")[0] for v in s.get("volumes") or []]
+            check(sorted(vols) == ["certs-ca", "certs-game-svc", "certs-gateway", "certs-store-svc"],
+                  "certs: volumes %s" % vols)
+            continue
         check("profiles" not in s, "%s: has profiles %s (only loadtest should)" % (name, s.get("profiles")))
         hc = s.get("healthcheck") or {}
         test = hc.get("test") or []
@@ -119,13 +128,29 @@ def check_services(cfg, bin_dir, game_count):
         k = kind_of(name)
         if k in OURS:
             binary, prefix, port = OURS[k]
-            check(test == ["CMD", "grpc-health-probe", "-addr", "127.0.0.1:%d" % port],
+            probe = ["CMD", "grpc-health-probe", "-addr", "127.0.0.1:%d" % port]
+            if k != "gateway":  # internal ports take the probe identity only
+                probe += ["-certs-dir", "/var/lib/scrabble/certs"]
+            check(test == probe,
                   "%s: healthcheck %s is not the gRPC health probe on 127.0.0.1:%d" % (name, test, port))
+            env0 = s.get("environment", {})
+            check(env0.get(prefix + "CERTS_DIR") == "/var/lib/scrabble/certs",
+                  "%s: %sCERTS_DIR is %s" % (name, prefix, env0.get(prefix + "CERTS_DIR")))
+            vols = [(v.get("source"), v.get("target"), v.get("read_only")) if isinstance(v, dict)
+                    else tuple(str(v).split(":")) for v in s.get("volumes") or []]
+            check(len(vols) == 1 and vols[0][0] == "certs-" + k and vols[0][1] == "/var/lib/scrabble/certs",
+                  "%s: must mount only its own identity volume certs-%s (%s)" % (name, k, vols))
+            check(not any("insecure" in str(v).lower() for v in env0.values()) and
+                  not any("INSECURE" in str(var) for var in env0), "%s: insecure-internal is set" % name)
             check(s.get("command") == [binary], "%s: command %s, expected [%s]" % (name, s.get("command"), binary))
             env = s.get("environment", {})
             check(env.get(prefix + "LISTEN") == "0.0.0.0:%d" % port, "%s: %sLISTEN is %s" % (name, prefix, env.get(prefix + "LISTEN")))
-            for dep, cond in (s.get("depends_on") or {}).items():
-                check(cond.get("condition") == "service_healthy", "%s: depends on %s without service_healthy" % (name, dep))
+            deps = s.get("depends_on") or {}
+            check(deps.get("certs", {}).get("condition") == "service_completed_successfully",
+                  "%s: does not wait for the certs one-shot" % name)
+            for dep, cond in deps.items():
+                if dep != "certs":
+                    check(cond.get("condition") == "service_healthy", "%s: depends on %s without service_healthy" % (name, dep))
             if binary not in known:
                 known[binary] = flags_of(bin_dir, binary, prefix)
             if known[binary] is not None:

@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../lib/it_identity.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +42,10 @@
 #include "scrabble/v1/game.pb-c.h"
 #include "scrabble/v1/store.pb-c.h"
 
-static rpc_channel *game_ch, *store_ch;
+/* game_ch and store_ch present the gateway identity (the account metadata
+ * and the account calls are the gateway's); store_game_ch is game-svc's,
+ * for LoadGame. */
+static rpc_channel *game_ch, *store_ch, *store_game_ch;
 static solver_lexicon *lex;
 static int redis_port;
 static int uniq;
@@ -79,7 +84,8 @@ static grpc_status_code scall(const char *method, const ProtobufCMessage *req,
     char path[128];
     snprintf(path, sizeof path, "/scrabble.v1.Store/%s", method);
     rpc_client_opts o = {.timeout_ms = 10000};
-    return rpc_client_unary_sync(store_ch, path, req, rd, &o, NULL, &r->msg, &r->st);
+    rpc_channel *ch = strcmp(method, "LoadGame") == 0 ? store_game_ch : store_ch;
+    return rpc_client_unary_sync(ch, path, req, rd, &o, NULL, &r->msg, &r->st);
 }
 
 static void done(reply *r)
@@ -1281,8 +1287,9 @@ int main(int argc, char **argv)
         return 2;
     }
     rpc_init();
-    game_ch = rpc_channel_create(gaddr, NULL);
-    store_ch = rpc_channel_create(saddr, NULL);
+    game_ch = it_channel_as(gaddr, "game-svc", "gateway");
+    store_ch = it_channel_as(saddr, "store-svc", "gateway");
+    store_game_ch = it_channel_as(saddr, "store-svc", "game-svc");
     int rc;
     if (strcmp(mode, "games") == 0) {
         const struct CMUnitTest tests[] = {
@@ -1322,6 +1329,7 @@ int main(int argc, char **argv)
     }
     rpc_channel_destroy(game_ch);
     rpc_channel_destroy(store_ch);
+    rpc_channel_destroy(store_game_ch);
     solver_lexicon_free(lex);
     rpc_shutdown();
     return rc;

@@ -3,7 +3,8 @@
 # loopback ports, all torn down when the test's shell exits.
 #
 #   . "$REPO/tests/integration/lib/stack.sh"
-#   stack_init                 # temp dir $STACK_TMP, cleanup trap on EXIT
+#   stack_init                 # temp dir $STACK_TMP, cleanup trap on EXIT,
+#                              # service identities in $STACK_CERTS (mTLS on)
 #   pg_up                      # -> PG_PORT, PG_DIR, PG_CONNINFO
 #   redis_up                   # -> REDIS_PORT, REDIS_DIR
 #   store_up [FLAGS...]        # -> STORE_PORT, STORE_METRICS_PORT   (needs pg_up)
@@ -21,6 +22,10 @@
 #      KEEP_TMP=1 keeps $STACK_TMP (logs, data) after the test,
 #      PG_FSYNC (default off here: throwaway clusters).
 # Service flags come from scripts/lib.sh (svc_args_*), shared with scripts/stack.sh.
+# Services call each other over mutual TLS, as in make run: stack_init puts
+# a private CA and the identities in $STACK_CERTS and exports the services'
+# SCRABBLE_*_CERTS_DIR, so every service a test starts has its identity. A
+# test client that stands in for a service presents $STACK_CERTS/<name>.crt.
 
 _stack_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$_stack_lib_dir/../../.." && pwd)
@@ -54,6 +59,43 @@ stack_init() {
     STACK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/scrabble-it.XXXXXX")
     trap stack_down EXIT
     trap 'exit 130' INT TERM
+    stack_identities
+}
+
+# stack_identities: the service identities for this test in
+# $STACK_CERTS, exported to every service it starts and to its clients.
+# Making a CA and six leaves costs ~60 openssl runs (seconds on a loaded
+# 2-core box), so one set is made per build tree ($BUILD_DIR/it-certs, under
+# a mkdir lock: ctest runs tests in parallel) and each test gets a copy;
+# a newer gen-certs.sh makes a new set.
+stack_identities() {
+    local cache=$BUILD_DIR/it-certs i
+    [ -d "$BUILD_DIR" ] && [ -w "$BUILD_DIR" ] || cache=$STACK_TMP/certs-cache
+    # A lock left by a test killed while making the set: gone after 2 min.
+    find "$cache.lock" -maxdepth 0 -mmin +2 -exec rmdir {} + 2>/dev/null || true
+    if [ ! -f "$cache/.complete" ] || [ "$REPO_ROOT/scripts/gen-certs.sh" -nt "$cache/.complete" ]; then
+        for ((i = 0; i < 600; i++)); do
+            if mkdir "$cache.lock" 2>/dev/null; then
+                if [ ! -f "$cache/.complete" ] || [ "$REPO_ROOT/scripts/gen-certs.sh" -nt "$cache/.complete" ]; then
+                    rm -rf "$cache"
+                    certs_ensure "$cache" 2>/dev/null && touch "$cache/.complete"
+                fi
+                rmdir "$cache.lock"
+                break
+            fi
+            [ -f "$cache/.complete" ] && ! [ "$REPO_ROOT/scripts/gen-certs.sh" -nt "$cache/.complete" ] && break
+            sleep 0.1
+        done
+    fi
+    STACK_CERTS=$STACK_TMP/certs
+    if [ -f "$cache/.complete" ]; then
+        cp -a "$cache" "$STACK_CERTS"
+    else
+        certs_ensure "$STACK_CERTS" 2>/dev/null || return 1 # the lock was stuck: make our own
+    fi
+    export STACK_CERTS
+    export SCRABBLE_GATEWAY_CERTS_DIR=$STACK_CERTS SCRABBLE_GAME_CERTS_DIR=$STACK_CERTS \
+        SCRABBLE_STORE_CERTS_DIR=$STACK_CERTS
 }
 
 stack_down() {
@@ -120,7 +162,9 @@ svc_up() {
     local name=$1 bin=$2 port=$3
     shift 3
     svc_start "$name" "$bin" "$@" || return 1
-    wait_healthy "$BUILD_DIR" "$port" "${SVC_TIMEOUT:-30}" "$SVC_PID" || {
+    local certs=""
+    svc_internal_port "$bin" "$@" && certs=${STACK_CERTS:-}
+    wait_healthy "$BUILD_DIR" "$port" "${SVC_TIMEOUT:-30}" "$SVC_PID" "$certs" || {
         echo "$name did not become healthy on 127.0.0.1:$port; log $STACK_TMP/$name.log:" >&2
         tail -n 30 "$STACK_TMP/$name.log" >&2
         return 1

@@ -12,14 +12,10 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$here/../../.." && pwd)
-# shellcheck source=../../../scripts/lib.sh
-. "$REPO_ROOT/scripts/lib.sh"
+# shellcheck source=../lib/stack.sh
+. "$REPO_ROOT/tests/integration/lib/stack.sh" # the one skip rule; scripts/lib.sh
 BUILD_DIR=$(abspath "${BUILD_DIR:-$REPO_ROOT/build}")
-
-for b in store-svc game-svc gateway scrabble-solver; do
-    [ -x "$BUILD_DIR/bin/$b" ] || { echo "SKIP: $BUILD_DIR/bin/$b not built"; exit 77; }
-done
-[ -f "$BUILD_DIR/share/wamerican.kwg" ] || { echo "SKIP: $BUILD_DIR/share/wamerican.kwg not built"; exit 77; }
+stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg
 
 NGAMES=3 NGATEWAYS=2
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/scrabble-scaleout.XXXXXX")

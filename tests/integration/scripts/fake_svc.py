@@ -17,6 +17,7 @@ import grpc
 
 if os.environ.get("FAKE_NAME"):
     ctypes.CDLL(None).prctl(15, os.environ["FAKE_NAME"].encode(), 0, 0, 0)
+FAKE = os.environ.get("FAKE_NAME", "")
 flags = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
 print("fake-svc args:", " ".join(sys.argv[1:]), flush=True)
 
@@ -30,7 +31,19 @@ class Health(grpc.GenericRpcHandler):
 
 server = grpc.server(futures.ThreadPoolExecutor(2))
 server.add_generic_rpc_handlers((Health(),))
-if not server.add_insecure_port(flags["listen"]):
+certs = flags.get("certs-dir")
+internal = os.environ.get("FAKE_NAME") in ("game-svc", "store-svc") and "--insecure-internal" not in sys.argv
+if certs and internal:
+    # Like the real internal ports: mutual TLS with the service's identity.
+    def read(name):
+        with open(f"{certs}/{name}", "rb") as f:
+            return f.read()
+    creds = grpc.ssl_server_credentials([(read(f"{FAKE}.key"), read(f"{FAKE}.crt"))],
+                                        root_certificates=read("ca.crt"), require_client_auth=True)
+    bound = server.add_secure_port(flags["listen"], creds)
+else:
+    bound = server.add_insecure_port(flags["listen"])
+if not bound:
     sys.exit(f"cannot listen on {flags['listen']}")
 server.start()
 host, port = flags["metrics-listen"].rsplit(":", 1)

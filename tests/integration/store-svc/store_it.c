@@ -23,14 +23,31 @@
 #include "rpc/arena.h"
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
+#include "../lib/it_identity.h"
 #include "scrabble/v1/store.pb-c.h"
 
-static rpc_channel *g_ch;
+/* One channel per identity that store-svc grants methods to; calls go out
+ * on the identity the method belongs to (store__allow in
+ * store-svc/src/handlers.c), as the real callers would make them. */
+static rpc_channel *g_gw, *g_game, *g_admin;
 static rpc_arena *g_arena;
 static int g_metrics_port;
 static char g_uniq[32];
 
 #define SVC "/scrabble.v1.Store/"
+
+/* The channel of the identity store-svc grants `method` to. */
+static rpc_channel *ch_for(const char *method)
+{
+    static const char *const game_methods[] = {"CreateGame", "LoadGame", "CommitMove", "AppendChat",
+                                               "ListChat"};
+    for (size_t i = 0; i < sizeof game_methods / sizeof game_methods[0]; i++)
+        if (strcmp(method, game_methods[i]) == 0)
+            return g_game;
+    if (strcmp(method, "FinishGame") == 0 || strcmp(method, "GetInvitation") == 0)
+        return g_admin;
+    return g_gw;
+}
 
 static int64_t now_ms(void)
 {
@@ -51,8 +68,8 @@ static grpc_status_code call_t(const char *method, const void *req,
     rpc_status local;
     if (!st)
         st = &local;
-    grpc_status_code c =
-        rpc_client_unary_sync(g_ch, path, req, rd, &o, rpc_arena_allocator(g_arena), &reply, st);
+    grpc_status_code c = rpc_client_unary_sync(ch_for(method), path, req, rd, &o,
+                                               rpc_arena_allocator(g_arena), &reply, st);
     if (reply_out)
         *(ProtobufCMessage **)reply_out = reply;
     return c;
@@ -753,7 +770,7 @@ static void test_batching(void **state)
             r->move = make_move(round, (round - 1) % 2, round % 2 ? pa[i] : pb[i], 3);
             r->to_move = round % 2;
             rpc_client_opts o = {.timeout_ms = 10000};
-            assert_int_equal(rpc_client_unary(g_ch, SVC "CommitMove", &r->base,
+            assert_int_equal(rpc_client_unary(g_game, SVC "CommitMove", &r->base,
                                               &scrabble__v1__commit_move_reply__descriptor, &o,
                                               on_commit, &w),
                              RPC_OK);
@@ -868,7 +885,7 @@ static void *stream_main(void *p)
         rpc_client_opts o = {.timeout_ms = 3000};
         ProtobufCMessage *reply = NULL;
         rpc_status st;
-        grpc_status_code c = rpc_client_unary_sync(g_ch, SVC "CommitMove", &r.base,
+        grpc_status_code c = rpc_client_unary_sync(g_game, SVC "CommitMove", &r.base,
                                                    &scrabble__v1__commit_move_reply__descriptor, &o,
                                                    rpc_arena_allocator(a), &reply, &st);
         if (c == GRPC_STATUS_OK) {
@@ -951,7 +968,9 @@ int main(void)
     g_metrics_port = atoi(mport);
     snprintf(g_uniq, sizeof(g_uniq), "_%ld_", (long)getpid());
     rpc_init();
-    g_ch = rpc_channel_create(target, NULL);
+    g_gw = it_channel_as(target, "store-svc", "gateway");
+    g_game = it_channel_as(target, "store-svc", "game-svc");
+    g_admin = it_channel_as(target, "store-svc", "admin");
     g_arena = rpc_arena_create(1 << 20);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accounts),
@@ -966,7 +985,9 @@ int main(void)
         cmocka_unit_test(test_pg_restart_mid_stream),
     };
     int rc = cmocka_run_group_tests_name("store-svc integration", tests, NULL, NULL);
-    rpc_channel_destroy(g_ch);
+    rpc_channel_destroy(g_gw);
+    rpc_channel_destroy(g_game);
+    rpc_channel_destroy(g_admin);
     rpc_arena_destroy(g_arena);
     return rc;
 }

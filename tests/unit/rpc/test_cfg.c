@@ -400,9 +400,11 @@ static void test_server_options(void **state)
                                         "peer-tls-cert",
                                         "peer-tls-key",
                                         "peer-tls-ca",
-                                        "peer-tls-server-name"};
-    assert_int_equal(rpc_server_cfg_options_count, 16);
-    for (size_t i = 0; i < 16; i++) {
+                                        "peer-tls-server-name",
+                                        "certs-dir",
+                                        "insecure-internal"};
+    assert_int_equal(rpc_server_cfg_options_count, 18);
+    for (size_t i = 0; i < 18; i++) {
         assert_string_equal(rpc_server_cfg_options[i].name, names[i]);
         assert_null(rpc_server_cfg_options[i].def);
     }
@@ -421,6 +423,9 @@ static void test_server_options(void **state)
     assert_string_equal(sc.tls.key_file, "");
     assert_string_equal(sc.tls.ca_file, "");
     assert_string_equal(sc.tls.server_name, "");
+    /* Identities are on by default: make run's directory, no escape hatch. */
+    assert_string_equal(sc.certs_dir, "var/certs");
+    assert_false(sc.insecure_internal);
 
     /* A service's own table next to the shared one, with the documented
      * log-level pattern. */
