@@ -91,11 +91,22 @@ def expect_error(code, reason, fn, *a, **kw):
     raise AssertionError(f"want {code.name} {reason}, call succeeded")
 
 
-def raw_call(target, path, body, metadata=(), timeout=20):
+def cert(name):
+    with open(os.path.join(os.environ["STACK_CERTS"], name), "rb") as f:
+        return f.read()
+
+
+def raw_call(target, path, body, metadata=(), timeout=20, who=None, server=None):
     """One unary call with raw bytes to any method path; returns the reply
-    bytes or raises CallError."""
-    with grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1),
-                                                ("grpc.max_send_message_length", 8 * MiB)]) as ch:
+    bytes or raises CallError. `who` names the service identity to present
+    (mutual TLS to `server`, e.g. game-svc); None: plaintext (the gateway)."""
+    opts = [("grpc.use_local_subchannel_pool", 1), ("grpc.max_send_message_length", 8 * MiB)]
+    if who:
+        creds = grpc.ssl_channel_credentials(cert("ca.crt"), cert(f"{who}.key"), cert(f"{who}.crt"))
+        ch = grpc.secure_channel(target, creds, options=opts + [("grpc.ssl_target_name_override", server)])
+    else:
+        ch = grpc.insecure_channel(target, options=opts)
+    with ch:
         f = ch.unary_unary(path, request_serializer=lambda b: b, response_deserializer=lambda b: b)
         try:
             return f(body, timeout=timeout, metadata=list(metadata))
@@ -250,15 +261,18 @@ def test_dense_messages():
         with futures.ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda _: expect_error(SC.RESOURCE_EXHAUSTED, "request_too_large", p.raw,
                                                  "Evaluate", evaluate, timeout=30), range(8)))
-    # The services behind enforce their own bounds.
+    # The services behind enforce their own bounds, even for callers with
+    # the identity they trust.
     game_md = [("scrabble-account-id", str(p.account_id))]
     expect_error(SC.RESOURCE_EXHAUSTED, "request_too_large", raw_call,
-                 f"127.0.0.1:{GAME_PORT}", "/scrabble.v1.Game/Evaluate", evaluate, game_md)
+                 f"127.0.0.1:{GAME_PORT}", "/scrabble.v1.Game/Evaluate", evaluate, game_md,
+                 who="gateway", server="game-svc")
     expect_error(SC.RESOURCE_EXHAUSTED, "request_too_large", raw_call,
-                 f"127.0.0.1:{STORE_PORT}", "/scrabble.v1.Store/Login", login)
+                 f"127.0.0.1:{STORE_PORT}", "/scrabble.v1.Store/Login", login,
+                 who="gateway", server="store-svc")
     expect_error(SC.RESOURCE_EXHAUSTED, "request_too_large", raw_call,
                  f"127.0.0.1:{STORE_PORT}", "/scrabble.v1.Store/CommitMove",
-                 dense(f_varint(1, 1), b"\x20\x00", 64 * 1024))
+                 dense(f_varint(1, 1), b"\x20\x00", 64 * 1024), who="game-svc", server="store-svc")
     rss1 = {n: rss_mb(n) for n in PIDS}
     growth = {n: rss1[n] - rss0[n] for n in PIDS}
     print("  RSS growth (MB, this build): " + ", ".join(f"{n} {g:+.1f}" for n, g in growth.items()))
@@ -289,20 +303,21 @@ def test_repeated_bounds():
     md = [("scrabble-account-id", str(a.account_id))]
     body = edge_pb2.EvaluateRequest(game_id=game_id, placements=eight).SerializeToString()
     expect_error(SC.INVALID_ARGUMENT, "too_many_placements", raw_call, f"127.0.0.1:{GAME_PORT}",
-                 "/scrabble.v1.Game/Evaluate", body, md)
+                 "/scrabble.v1.Game/Evaluate", body, md, who="gateway", server="game-svc")
     from scrabble.v1 import store_pb2
     body = store_pb2.CreateInvitationRequest(inviter_id=a.account_id,
                                              invitee_handles=handles).SerializeToString()
     expect_error(SC.INVALID_ARGUMENT, "too_many_seats", raw_call, f"127.0.0.1:{STORE_PORT}",
-                 "/scrabble.v1.Store/CreateInvitation", body)
+                 "/scrabble.v1.Store/CreateInvitation", body, who="gateway", server="store-svc")
     move = common_pb2.Move(seq=1, kind=common_pb2.MOVE_KIND_PLAY, placements=eight)
     body = store_pb2.CommitMoveRequest(game_id=game_id, move=move).SerializeToString()
     expect_error(SC.INVALID_ARGUMENT, None, raw_call, f"127.0.0.1:{STORE_PORT}",
-                 "/scrabble.v1.Store/CommitMove", body)
+                 "/scrabble.v1.Store/CommitMove", body, who="game-svc", server="store-svc")
 
 
 class FakeGame(grpc.GenericRpcHandler):
-    """A stand-in game-svc that records the request bytes it receives."""
+    """A stand-in game-svc (serving with game-svc's identity, as the
+    gateway requires) that records the request bytes it receives."""
 
     def __init__(self):
         self.seen = []
@@ -321,7 +336,9 @@ def test_unknown_fields_not_forwarded():
     any goes on byte for byte."""
     fake = FakeGame()
     server = grpc.server(futures.ThreadPoolExecutor(4), handlers=[fake])
-    fport = server.add_insecure_port("127.0.0.1:0")
+    creds = grpc.ssl_server_credentials([(cert("game-svc.key"), cert("game-svc.crt"))],
+                                        root_certificates=cert("ca.crt"), require_client_auth=True)
+    fport = server.add_secure_port("127.0.0.1:0", creds)
     server.start()
     gport = ec_free_port()
     log = open(os.path.join(os.environ["STACK_TMP"], "gateway-fake.log"), "w")
