@@ -88,16 +88,16 @@ static void gw_metrics_init(gw_ctx *gw)
             if (k == 1 && b == GW_TH_BY_BACKOFF)
                 continue; /* no backoff on Register */
             char labels[64];
-            snprintf(labels, sizeof labels, "method=\"%s\",by=\"%s\"", methods[k], bys[b]);
+            snprintf(labels, sizeof labels, "method=\"%s\",reason=\"%s\"", methods[k], bys[b]);
             gw->m.throttled[k][b] = metrics_counter(
                 reg, "gateway_auth_throttled_total", labels,
                 "Login/Register calls refused by a throttle, never sent downstream");
         }
     gw->m.login_failures = metrics_counter(reg, "gateway_login_failures_total", NULL,
                                            "Logins store-svc answered bad_credentials");
-    gw->m.throttle_entries[0] = metrics_gauge(reg, "gateway_throttle_entries", "table=\"address\"",
+    gw->m.throttle_entries[0] = metrics_gauge(reg, "gateway_throttle_entries", "class=\"address\"",
                                               "Slots in use in a throttle table");
-    gw->m.throttle_entries[1] = metrics_gauge(reg, "gateway_throttle_entries", "table=\"handle\"",
+    gw->m.throttle_entries[1] = metrics_gauge(reg, "gateway_throttle_entries", "class=\"handle\"",
                                               "Slots in use in a throttle table");
     gw->m.unknown_stripped =
         metrics_counter(reg, "gateway_unknown_fields_stripped_total", NULL,

@@ -446,7 +446,7 @@ def test_login_flood():
     rate = int(os.environ["LOGIN_PER_ADDRESS"]) / 60.0
     e, _ = attacker()
     store0 = metric(STORE_MPORT, "rpc_server_calls_total", 'method="/scrabble.v1.Store/Login"')
-    thr0 = metric(MPORT, "gateway_auth_throttled_total", 'method="login",by="address"')
+    thr0 = metric(MPORT, "gateway_auth_throttled_total", 'method="login",reason="address"')
     t0 = time.time()
     results, served = run_with_good_client(
         lambda: flood(e, "Login", 120, lambda i: {"handle": f"stuffed{i}x{uuid.uuid4().hex[:6]}",
@@ -459,7 +459,7 @@ def test_login_flood():
     assert served and all(ok for _, ok in served), served
     store = metric(STORE_MPORT, "rpc_server_calls_total", 'method="/scrabble.v1.Store/Login"') - store0
     assert store <= len(passed) + good_logins, f"store saw {store} logins, {len(passed)} + {good_logins} passed"
-    throttled = metric(MPORT, "gateway_auth_throttled_total", 'method="login",by="address"') - thr0
+    throttled = metric(MPORT, "gateway_auth_throttled_total", 'method="login",reason="address"') - thr0
     assert throttled == results.count("login_throttled"), (throttled, results.count("login_throttled"))
     print(f"  120 logins from one address in {elapsed:.1f}s: {len(passed)} reached store-svc, "
           f"{results.count('login_throttled')} login_throttled; good client: {good_logins} logins, "
@@ -506,13 +506,13 @@ def test_login_backoff():
         for _ in range(free + 1):
             expect_error(SC.UNAUTHENTICATED, "bad_credentials", e.call, "Login", metadata=[],
                          handle=handle, password="wrong")
-        b0 = metric(MPORT, "gateway_auth_throttled_total", 'method="login",by="backoff"')
+        b0 = metric(MPORT, "gateway_auth_throttled_total", 'method="login",reason="backoff"')
         s0 = metric(STORE_MPORT, "rpc_server_calls_total", 'method="/scrabble.v1.Store/Login"')
         err = expect_error(SC.RESOURCE_EXHAUSTED, "login_throttled", e.call, "Login", metadata=[],
                            handle=handle, password=PASSWORD)
         first = retry_ms(err)
         assert 0 < first <= base, err.details
-        assert metric(MPORT, "gateway_auth_throttled_total", 'method="login",by="backoff"') == b0 + 1
+        assert metric(MPORT, "gateway_auth_throttled_total", 'method="login",reason="backoff"') == b0 + 1
         assert metric(STORE_MPORT, "rpc_server_calls_total", 'method="/scrabble.v1.Store/Login"') == s0
         time.sleep(first / 1000 + 0.05)
         expect_error(SC.UNAUTHENTICATED, "bad_credentials", e.call, "Login", metadata=[],
