@@ -55,6 +55,8 @@ typedef struct rpc__method {
     rpc__method_kind kind;
     const ProtobufCMessageDescriptor *input;
     rpc_handler handler;
+    size_t max_request_bytes; /* 0: no limit of its own */
+    bool decode_later;
     rpc__bidi_fn bidi;
     void *ctx;
     metric *in_flight;
@@ -274,6 +276,8 @@ int rpc_server_add_service(rpc_server *s, const ProtobufCServiceDescriptor *svc,
             if (strcmp(im->name, svc->methods[i].name) == 0 && im->handler) {
                 m->kind = RPC__METHOD_HANDLER;
                 m->handler = im->handler;
+                m->max_request_bytes = im->max_request_bytes;
+                m->decode_later = im->decode_later;
             }
         }
     }
@@ -362,18 +366,44 @@ static void rpc__dispatch(rpc_call *c)
         rpc__bidi_step(c);
         return;
     case RPC__METHOD_HANDLER: {
-        ProtobufCMessage *req = NULL;
-        if (c->request != NULL)
-            req = rpc_unpack(m->input, c->request, rpc_arena_allocator(c->arena));
-        if (req == NULL) {
-            rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
-                          "request is not a valid %s", m->input->name);
+        if (m->decode_later) {
+            m->handler(c, NULL, m->ctx);
             return;
         }
-        m->handler(c, req, m->ctx);
+        ProtobufCMessage *req = rpc_call_decode(c);
+        if (req != NULL)
+            m->handler(c, req, m->ctx);
         return;
     }
     }
+}
+
+size_t rpc_call_request_size(rpc_call *c)
+{
+    return c->request ? grpc_byte_buffer_length(c->request) : 0;
+}
+
+/* The size is checked on the byte buffer's length, before protobuf-c
+ * allocates anything: a dense message of millions of tiny repeated entries
+ * costs its decoder far more memory than its bytes, so only the bytes a
+ * method can legitimately carry are ever decoded. */
+ProtobufCMessage *rpc_call_decode(rpc_call *c)
+{
+    rpc__method *m = c->method;
+    size_t len = rpc_call_request_size(c);
+    if (m->max_request_bytes > 0 && len > m->max_request_bytes) {
+        rpc_call_fail(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "request_too_large",
+                      "request of %zu bytes; %s accepts at most %zu", len, m->path,
+                      m->max_request_bytes);
+        return NULL;
+    }
+    ProtobufCMessage *req = NULL;
+    if (c->request != NULL)
+        req = rpc_unpack(m->input, c->request, rpc_arena_allocator(c->arena));
+    if (req == NULL)
+        rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "request is not a valid %s",
+                      m->input->name);
+    return req;
 }
 
 static void rpc__call_arrived(rpc__tag *tag, bool ok);
@@ -959,6 +989,44 @@ const char *rpc_call_metadata(rpc_call *c, const char *key, size_t *len)
     }
     *len = 0;
     return NULL;
+}
+
+size_t rpc_peer_host(const char *peer, char *out, size_t outlen)
+{
+    /* The core names the peer "ipv4:1.2.3.4:port" or "ipv6:[::1]:port",
+     * the brackets percent-encoded ("ipv6:%5B::1%5D:port") as in a URI. */
+    const char *p = peer ? peer : "";
+    if (strncmp(p, "ipv4:", 5) == 0 || strncmp(p, "ipv6:", 5) == 0)
+        p += 5;
+    size_t n = strlen(p);
+    if (p[0] == '[' || strncmp(p, "%5B", 3) == 0) {
+        p += p[0] == '[' ? 1 : 3;
+        const char *close = strchr(p, ']');
+        if (!close)
+            close = strstr(p, "%5D");
+        n = close ? (size_t)(close - p) : 0;
+    } else {
+        const char *port = strrchr(p, ':');
+        if (port)
+            n = (size_t)(port - p);
+    }
+    if (outlen == 0)
+        return 0;
+    if (n >= outlen)
+        n = 0; /* not an address we know how to read */
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return n;
+}
+
+const char *rpc_call_peer_address(rpc_call *c)
+{
+    char *peer = grpc_call_get_peer(c->call);
+    char host[128];
+    rpc_peer_host(peer, host, sizeof host);
+    gpr_free(peer);
+    const char *out = rpc_arena_strdup(c->arena, host);
+    return out ? out : "";
 }
 
 const char *rpc_call_metadata_str(rpc_call *c, const char *key)
