@@ -111,42 +111,41 @@ static drafts__job *drafts__job_new(int kind, int64_t game_id, int64_t account_i
     return job;
 }
 
+/* Queues a save or get job with its completion (see drafts.h). */
+static int drafts__submit(game_drafts *d, drafts__job *job, game_drafts_cb cb, void *arg)
+{
+    if (!job)
+        return GAME_DRAFTS_UNAVAILABLE;
+    job->cb = cb;
+    job->arg = arg;
+    if (!drafts__enqueue(d, job)) {
+        free(job);
+        return GAME_DRAFTS_UNAVAILABLE;
+    }
+    return GAME_DRAFTS_OK;
+}
+
 int game_drafts_save(game_drafts *d, int64_t game_id, int64_t account_id,
                      const Scrabble__V1__Draft *draft, int64_t timeout_ms, game_drafts_cb cb,
                      void *arg)
 {
     size_t len = scrabble__v1__draft__get_packed_size(draft);
     drafts__job *job = drafts__job_new(DRAFTS__SET, game_id, account_id, timeout_ms, len);
-    if (!job)
-        return GAME_DRAFTS_UNAVAILABLE;
-    scrabble__v1__draft__pack(draft, job->data);
-    job->cb = cb;
-    job->arg = arg;
-    if (!drafts__enqueue(d, job)) {
-        free(job);
-        return GAME_DRAFTS_UNAVAILABLE;
-    }
-    return GAME_DRAFTS_OK;
+    if (job)
+        scrabble__v1__draft__pack(draft, job->data);
+    return drafts__submit(d, job, cb, arg);
 }
 
 int game_drafts_get(game_drafts *d, int64_t game_id, int64_t account_id, int64_t timeout_ms,
                     game_drafts_cb cb, void *arg)
 {
-    drafts__job *job = drafts__job_new(DRAFTS__GET, game_id, account_id, timeout_ms, 0);
-    if (!job)
-        return GAME_DRAFTS_UNAVAILABLE;
-    job->cb = cb;
-    job->arg = arg;
-    if (!drafts__enqueue(d, job)) {
-        free(job);
-        return GAME_DRAFTS_UNAVAILABLE;
-    }
-    return GAME_DRAFTS_OK;
+    return drafts__submit(d, drafts__job_new(DRAFTS__GET, game_id, account_id, timeout_ms, 0), cb,
+                          arg);
 }
 
 void game_drafts_delete(game_drafts *d, int64_t game_id, int64_t account_id)
 {
-    drafts__job *job = drafts__job_new(DRAFTS__DEL, game_id, account_id, 0, 0);
+    drafts__job *job = drafts__job_new(DRAFTS__DEL, game_id, account_id, INT64_MAX, 0);
     if (!job || !drafts__enqueue(d, job)) {
         free(job);
         if (d->m_dropped)
