@@ -18,8 +18,10 @@
 
 /* Bounds one command (and connect, AUTH): a hung Redis costs the thread at
  * most this long per attempt before rpc/redis.h's backoff makes the next
- * jobs fail at once. */
-#define DRAFTS__TIMEOUT_MS 200
+ * jobs fail at once. It only holds up draft calls (no worker waits on
+ * it), so it is set well above a healthy round trip: at 200 ms a Redis
+ * starved of CPU for a moment on a loaded host failed healthy calls. */
+#define DRAFTS__TIMEOUT_MS 500
 /* Keys per DEL command when flushing owed deletes. */
 #define DRAFTS__DEL_BATCH 256
 /* Wait before retrying owed deletes that Redis refused outright (an error

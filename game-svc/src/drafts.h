@@ -8,7 +8,7 @@
  * GetDraft queue a job and return, and the thread runs the command and calls
  * the job's callback, which finishes the gRPC call (the runtime lets a call
  * be finished later from any thread, as a turn is finished from the store's
- * reply). A command is bounded by a 200 ms timeout; while rpc/redis.h waits
+ * reply). A command is bounded by a 500 ms timeout; while rpc/redis.h waits
  * out its backoff after a failure, jobs fail at once (UNAVAILABLE): nothing
  * queues for long behind a dead or hung Redis, and Evaluate never does.
  *

@@ -79,7 +79,7 @@ def phase(name, games):
         t.join()
     lat.sort()
     print(f"  {name:<14} Evaluate n={len(lat):6d}  p50 {pct(lat, 0.5):7.2f} ms  p99 {pct(lat, 0.99):7.2f} ms"
-          f"  max {lat[-1] if lat else float('nan'):7.2f} ms   SaveDraft: "
+          f"  p99.9 {pct(lat, 0.999):7.2f} ms  max {lat[-1] if lat else float('nan'):7.2f} ms   SaveDraft: "
           + ", ".join(f"{k} {v}" for k, v in sorted(drafts.items())), flush=True)
 
 
