@@ -22,6 +22,9 @@
  * it), so it is set well above a healthy round trip: at 200 ms a Redis
  * starved of CPU for a moment on a loaded host failed healthy calls. */
 #define DRAFTS__TIMEOUT_MS 500
+/* SET/GET commands sent in one round trip (a batch holds what queued
+ * while the previous one was out). */
+#define DRAFTS__PIPELINE_MAX 64
 /* Keys per DEL command when flushing owed deletes. */
 #define DRAFTS__DEL_BATCH 256
 /* Wait before retrying owed deletes that Redis refused outright (an error
@@ -173,65 +176,106 @@ static void drafts__pending_changed(game_drafts *d)
         metric_set(d->m_pending, (int64_t)n);
 }
 
-/* Runs one command; NULL when Redis cannot be reached or refused it (an
- * error reply is logged here). */
-static redisReply *drafts__command(game_drafts *d, int argc, const char **argv,
-                                   const size_t *argvlen)
+/* ---- the pipeline: SET/GET jobs of a batch, one round trip ---------- */
+
+/* Jobs waiting to be sent together, with their keys and argument vectors
+ * (the drafts thread's; lives on its stack). */
+typedef struct drafts__pipe {
+    int n;
+    drafts__job *jobs[DRAFTS__PIPELINE_MAX];
+    char keys[DRAFTS__PIPELINE_MAX][RPC_REDIS_NAME_MAX];
+    const char *argv[DRAFTS__PIPELINE_MAX][5];
+    size_t argvlen[DRAFTS__PIPELINE_MAX][5];
+    rpc_redis_cmd cmds[DRAFTS__PIPELINE_MAX];
+    redisReply *replies[DRAFTS__PIPELINE_MAX];
+} drafts__pipe;
+
+static const char drafts__ttl[] = "604800"; /* GAME_DRAFT_TTL_S */
+_Static_assert(GAME_DRAFT_TTL_S == 604800, "drafts__ttl must spell GAME_DRAFT_TTL_S");
+
+/* Completes one sent job from its reply (NULL: Redis unreachable). */
+static void drafts__complete(game_drafts *d, drafts__job *job, redisReply *r)
 {
-    redisReply *r = rpc_redis_command_argv(d->conn, argc, argv, argvlen);
     if (r && r->type == REDIS_REPLY_ERROR) {
-        log_warn("drafts_redis_refused", "cmd=%s err=\"%.*s\"", argv[0],
-                 (int)(r->len > 100 ? 100 : r->len), r->str);
-        freeReplyObject(r);
-        return NULL;
+        log_warn("drafts_redis_refused", "cmd=%s err=\"%.*s\"",
+                 job->kind == DRAFTS__SET ? "SET" : "GET", (int)(r->len > 100 ? 100 : r->len),
+                 r->str);
+        r = NULL;
     }
-    return r;
-}
-
-static void drafts__run_set(game_drafts *d, drafts__job *job, const char *key)
-{
-    char ttl[16];
-    int ttllen = snprintf(ttl, sizeof ttl, "%d", GAME_DRAFT_TTL_S);
-    const char *argv[5] = {"SET", key, (const char *)job->data, "EX", ttl};
-    size_t argvlen[5] = {3, strlen(key), job->len, 2, (size_t)ttllen};
-    redisReply *r = drafts__command(d, 5, argv, argvlen);
-    if (!r) {
+    if (!r)
         job->cb(job->arg, GAME_DRAFTS_UNAVAILABLE, NULL, 0);
-        return;
-    }
-    freeReplyObject(r);
-    /* The new draft replaced the one a commit wanted gone. */
-    if (game_delset_remove(d->owed, job->game_id, job->account_id))
-        drafts__pending_changed(d);
-    job->cb(job->arg, GAME_DRAFTS_OK, NULL, 0);
-}
-
-static void drafts__run_get(game_drafts *d, drafts__job *job, const char *key)
-{
-    if (game_delset_contains(d->owed, job->game_id, job->account_id)) {
-        /* Deleted as far as anyone may know: its turn was committed. */
-        job->cb(job->arg, GAME_DRAFTS_OK, NULL, 0);
-        return;
-    }
-    const char *argv[2] = {"GET", key};
-    size_t argvlen[2] = {3, strlen(key)};
-    redisReply *r = drafts__command(d, 2, argv, argvlen);
-    if (!r) {
-        job->cb(job->arg, GAME_DRAFTS_UNAVAILABLE, NULL, 0);
-        return;
-    }
-    if (r->type == REDIS_REPLY_STRING)
+    else if (job->kind == DRAFTS__GET && r->type == REDIS_REPLY_STRING)
         job->cb(job->arg, GAME_DRAFTS_OK, (const uint8_t *)r->str, r->len);
-    else
+    else if (job->kind == DRAFTS__GET)
         job->cb(job->arg, GAME_DRAFTS_OK, NULL, 0); /* nil: no draft */
-    freeReplyObject(r);
+    else {
+        /* The new draft replaced the one a commit wanted gone. */
+        if (game_delset_remove(d->owed, job->game_id, job->account_id))
+            drafts__pending_changed(d);
+        job->cb(job->arg, GAME_DRAFTS_OK, NULL, 0);
+    }
 }
 
-/* Runs one job and frees it. */
-static void drafts__run(game_drafts *d, drafts__job *job)
+/* Sends what the pipeline holds and completes every job in it, in order. */
+static void drafts__pipe_run(game_drafts *d, drafts__pipe *p)
 {
-    char key[RPC_REDIS_NAME_MAX];
+    if (p->n == 0)
+        return;
+    rpc_redis_pipeline(d->conn, p->n, p->cmds, p->replies); /* NULLs when unreachable */
+    for (int i = 0; i < p->n; i++) {
+        drafts__complete(d, p->jobs[i], p->replies[i]);
+        if (p->replies[i])
+            freeReplyObject(p->replies[i]);
+        free(p->jobs[i]);
+    }
+    p->n = 0;
+}
+
+/* Adds a SET or GET job to the pipeline (sending it first when full). */
+static void drafts__pipe_add(game_drafts *d, drafts__pipe *p, drafts__job *job)
+{
+    if (p->n == DRAFTS__PIPELINE_MAX)
+        drafts__pipe_run(d, p);
+    int i = p->n;
+    int klen = rpc_redis_draft_key(p->keys[i], sizeof p->keys[i], job->game_id, job->account_id);
+    if (klen < 0) { /* handlers check the ids first */
+        job->cb(job->arg, GAME_DRAFTS_UNAVAILABLE, NULL, 0);
+        free(job);
+        return;
+    }
+    const char **argv = p->argv[i];
+    size_t *argvlen = p->argvlen[i];
+    argv[1] = p->keys[i];
+    argvlen[1] = (size_t)klen;
+    if (job->kind == DRAFTS__SET) {
+        argv[0] = "SET";
+        argv[2] = (const char *)job->data;
+        argv[3] = "EX";
+        argv[4] = drafts__ttl;
+        argvlen[0] = 3;
+        argvlen[2] = job->len;
+        argvlen[3] = 2;
+        argvlen[4] = sizeof drafts__ttl - 1;
+        p->cmds[i].argc = 5;
+    } else {
+        argv[0] = "GET";
+        argvlen[0] = 3;
+        p->cmds[i].argc = 2;
+    }
+    p->cmds[i].argv = argv;
+    p->cmds[i].argvlen = argvlen;
+    p->jobs[i] = job;
+    p->n++;
+}
+
+/* Takes one job of a batch, in queue order. A delete waits for what the
+ * pipeline holds (a save queued before it must not undo it); a get of a
+ * key owed a delete waits too, since a save just before it in the
+ * pipeline may settle the debt; otherwise the answer is "no draft". */
+static void drafts__take(game_drafts *d, drafts__pipe *p, drafts__job *job)
+{
     if (job->kind == DRAFTS__DEL) {
+        drafts__pipe_run(d, p);
         int rc = game_delset_add(d->owed, job->game_id, job->account_id);
         if (rc == GAME_DELSET_FULL) {
             if (d->m_dropped)
@@ -245,16 +289,39 @@ static void drafts__run(game_drafts *d, drafts__job *job)
             d->full_logged = false;
             drafts__pending_changed(d);
         }
-    } else if (job->deadline_ms > 0 && drafts__now_ms() >= job->deadline_ms) {
-        job->cb(job->arg, GAME_DRAFTS_EXPIRED, NULL, 0);
-    } else if (rpc_redis_draft_key(key, sizeof key, job->game_id, job->account_id) < 0) {
-        job->cb(job->arg, GAME_DRAFTS_UNAVAILABLE, NULL, 0); /* handlers check ids first */
-    } else if (job->kind == DRAFTS__SET) {
-        drafts__run_set(d, job, key);
-    } else {
-        drafts__run_get(d, job, key);
+        free(job);
+        return;
     }
-    free(job);
+    if (job->deadline_ms > 0 && drafts__now_ms() >= job->deadline_ms) {
+        job->cb(job->arg, GAME_DRAFTS_EXPIRED, NULL, 0);
+        free(job);
+        return;
+    }
+    if (job->kind == DRAFTS__GET && game_delset_contains(d->owed, job->game_id, job->account_id)) {
+        drafts__pipe_run(d, p);
+        if (game_delset_contains(d->owed, job->game_id, job->account_id)) {
+            /* Deleted as far as anyone may know: its turn was committed. */
+            job->cb(job->arg, GAME_DRAFTS_OK, NULL, 0);
+            free(job);
+            return;
+        }
+    }
+    drafts__pipe_add(d, p, job);
+}
+
+/* Runs one command (a DEL of owed deletes); NULL when Redis cannot be
+ * reached or refused it (an error reply is logged here). */
+static redisReply *drafts__command(game_drafts *d, int argc, const char **argv,
+                                   const size_t *argvlen)
+{
+    redisReply *r = rpc_redis_command_argv(d->conn, argc, argv, argvlen);
+    if (r && r->type == REDIS_REPLY_ERROR) {
+        log_warn("drafts_redis_refused", "cmd=%s err=\"%.*s\"", argv[0],
+                 (int)(r->len > 100 ? 100 : r->len), r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
 }
 
 /* Sends the owed deletes, DRAFTS__DEL_BATCH keys a command, until none is
@@ -303,11 +370,14 @@ static void *drafts__main(void *arg)
             d->head = d->tail = NULL;
             d->queued = d->queued_dels = 0;
             pthread_mutex_unlock(&d->mu);
+            drafts__pipe pipe;
+            pipe.n = 0;
             while (batch) {
                 drafts__job *next = batch->next;
-                drafts__run(d, batch);
+                drafts__take(d, &pipe, batch);
                 batch = next;
             }
+            drafts__pipe_run(d, &pipe);
             pthread_mutex_lock(&d->mu);
             continue;
         }

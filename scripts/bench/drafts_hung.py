@@ -45,7 +45,7 @@ def pct(xs, p):
 
 def phase(name, games):
     stop = threading.Event()
-    lat, drafts = [], {}
+    lat, drafts, dlat = [], {}, []
     lock = threading.Lock()
 
     def evaluator(i):
@@ -61,6 +61,7 @@ def phase(name, games):
     def drafter(i):
         g, _, other, _ = games[i % len(games)]
         while not stop.is_set():
+            t0 = time.perf_counter()
             try:
                 other.call("SaveDraft", game_id=g, placements=DRAFT, timeout=5)
                 what = "OK"
@@ -68,6 +69,7 @@ def phase(name, games):
                 what = f"{e.code.name} {e.reason}"
             with lock:
                 drafts[what] = drafts.get(what, 0) + 1
+                dlat.append((time.perf_counter() - t0) * 1000)
 
     ts = [threading.Thread(target=evaluator, args=(i,)) for i in range(EVALUATORS)]
     ts += [threading.Thread(target=drafter, args=(i,)) for i in range(DRAFTERS)]
@@ -78,9 +80,11 @@ def phase(name, games):
     for t in ts:
         t.join()
     lat.sort()
+    dlat.sort()
     print(f"  {name:<14} Evaluate n={len(lat):6d}  p50 {pct(lat, 0.5):7.2f} ms  p99 {pct(lat, 0.99):7.2f} ms"
           f"  p99.9 {pct(lat, 0.999):7.2f} ms  max {lat[-1] if lat else float('nan'):7.2f} ms   SaveDraft: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(drafts.items())), flush=True)
+          + ", ".join(f"{k} {v}" for k, v in sorted(drafts.items()))
+          + f" (p50 {pct(dlat, 0.5):.2f} ms, p99 {pct(dlat, 0.99):.2f} ms)", flush=True)
 
 
 def main():
