@@ -5,7 +5,6 @@
 #include "drafts.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +57,6 @@ struct game_drafts {
     game_delset *owed;
     int64_t next_flush_ms; /* monotonic; no flush before this */
     bool full_logged;
-    atomic_size_t pending; /* owed deletes, for game_drafts_deletes_pending */
     metric *m_pending, *m_deleted, *m_dropped;
 };
 
@@ -160,20 +158,13 @@ void game_drafts_delete(game_drafts *d, int64_t game_id, int64_t account_id)
     }
 }
 
-size_t game_drafts_deletes_pending(game_drafts *d)
-{
-    return atomic_load(&d->pending);
-}
-
 /* ------------------------------------------------------------------ */
 /* The drafts thread                                                   */
 
 static void drafts__pending_changed(game_drafts *d)
 {
-    size_t n = game_delset_count(d->owed);
-    atomic_store(&d->pending, n);
     if (d->m_pending)
-        metric_set(d->m_pending, (int64_t)n);
+        metric_set(d->m_pending, (int64_t)game_delset_count(d->owed));
 }
 
 /* ---- the pipeline: SET/GET jobs of a batch, one round trip ---------- */

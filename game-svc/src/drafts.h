@@ -5,7 +5,8 @@
  * No gRPC worker ever waits on Redis. One drafts thread owns the one
  * connection (rpc/redis.h, ACL user `drafts`: AUTH on every connect, its
  * reconnect policy, a stale connection retried once); SaveDraft and
- * GetDraft queue a job and return, and the thread runs the command and calls
+ * GetDraft queue a job and return, and the thread runs the command (jobs
+ * queued together share one pipelined round trip) and calls
  * the job's callback, which finishes the gRPC call (the runtime lets a call
  * be finished later from any thread, as a turn is finished from the store's
  * reply). A command is bounded by a 500 ms timeout; while rpc/redis.h waits
@@ -77,8 +78,5 @@ int game_drafts_get(game_drafts *d, int64_t game_id, int64_t account_id, int64_t
 /* Queues the deletion of the draft, retried until Redis confirms it (see
  * above). Thread-safe, never blocks. */
 void game_drafts_delete(game_drafts *d, int64_t game_id, int64_t account_id);
-
-/* Deletes still owed (tests, metrics); thread-safe. */
-size_t game_drafts_deletes_pending(game_drafts *d);
 
 #endif
