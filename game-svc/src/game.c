@@ -399,6 +399,20 @@ static void game__publish_move(game_svc *svc, game_entry *e, const game_move *m,
     }
 }
 
+/* What follows a committed move m, e->g being the game right after it
+ * (e->mu held): its events, and the mover's draft is dropped. Run by the
+ * attempt that committed m, and again by a retry of m while m is the last
+ * move (game__turn_retry), so both must be harmless twice: the events are
+ * idempotent for a client that drops repeats of (game_id, seq, type), the
+ * delete is a delete. */
+static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a)
+{
+    char key[64];
+    game__publish_move(svc, e, m, a);
+    game_drafts_key(key, sizeof key, e->game_id, m->account_id);
+    game_events_del(svc->events, key);
+}
+
 void game_announce_start(game_svc *svc, game_entry *e)
 {
     const game_state *g = &e->g;
@@ -499,6 +513,105 @@ static grpc_status_code game__rules_code(int rc)
     }
 }
 
+/* The committed move with this seq, from the history (which a cold load
+ * rebuilds from the store's moves table, so it holds every move of the game
+ * whatever this process saw), or NULL when the history lacks it (after an
+ * out-of-memory on append; the last move is then still in e->g.last). */
+static const game_move *game__move_at(const game_entry *e, int64_t seq)
+{
+    if (seq >= 1 && (size_t)seq <= e->nmoves && e->moves[seq - 1].seq == seq)
+        return &e->moves[seq - 1];
+    if (e->g.has_last && e->g.last.seq == seq)
+        return &e->g.last;
+    return NULL;
+}
+
+/* The game right after move `seq` (1..e->g.seq), as the turn that made it
+ * saw it: replayed from the seed through the history, since the rules are a
+ * pure function of (seed, moves). Returns 0, or -1 with st set. */
+static int game__state_after(const game_entry *e, int64_t seq, game_state *out, rpc_status *st)
+{
+    game_rules_error err;
+    if (seq == e->g.seq) {
+        *out = e->g;
+        return 0;
+    }
+    if (game_rules_init(out, e->g.lex, e->g.dist, e->g.seed, e->g.nseats) != 0)
+        goto fail;
+    for (int s = 0; s < e->g.nseats; s++) {
+        out->seats[s].account_id = e->g.seats[s].account_id;
+        memcpy(out->seats[s].handle, e->g.seats[s].handle, sizeof out->seats[s].handle);
+    }
+    for (int64_t q = 1; q <= seq; q++) {
+        const game_move *m = game__move_at(e, q);
+        if (!m || game_rules_replay(out, m, &err) != GAME_RULES_OK)
+            goto fail;
+    }
+    return 0;
+fail:
+    rpc_status_set(st, GRPC_STATUS_INTERNAL, "replay_failed",
+                   "game %lld: the state after move %lld cannot be rebuilt", (long long)e->game_id,
+                   (long long)seq);
+    return -1;
+}
+
+/* A turn at a seq already taken (op->expected_seq < e->g.seq). When the move
+ * that took it is this request's (same seat, same content: see
+ * game_rules_same_move), this is a retry of an acknowledged or possibly
+ * acknowledged turn: it gets the original reply, the move and the state
+ * right after it as the caller saw it then, however many moves came since
+ * and whether or not the game has ended. When that move is still the last
+ * one, its events are published again: the attempt that committed it may
+ * have died between the store's COMMIT and its publish, and nothing else
+ * would ever tell the other seats (delivery is at least once; clients drop
+ * repeats by (game_id, seq, type)). A later move's events supersede an
+ * older move's, so those are not repeated. Any other request at a taken seq
+ * is stale_seq, the game over or not. */
+static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
+{
+    int64_t seq = op->expected_seq + 1;
+    const game_move *m = game__move_at(e, seq);
+    rpc_arena *a = rpc_call_arena(op->call);
+    rpc_status st;
+    if (!m || !game_rules_same_move(m, &op->turn)) {
+        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "stale_seq",
+                      "expected_seq %lld is taken (the game is at seq %lld) by another move",
+                      (long long)op->expected_seq, (long long)e->g.seq);
+        return GAME_OP_DONE;
+    }
+    if (seq == e->g.seq) {
+        log_info("turn_retry", "game=%lld seq=%lld republish=1", (long long)e->game_id,
+                 (long long)seq);
+        game__after_commit(svc, e, m, a);
+        game__reply_turn(op->call, e, m, op->seat);
+        return GAME_OP_DONE;
+    }
+    /* The original reply showed the game as it was then: rebuild that in a
+     * throw-away entry in the call's arena (game_view_state reads only the
+     * game, its id, lexicon and times). */
+    game_entry *then = rpc_arena_alloc(a, sizeof *then);
+    if (!then) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return GAME_OP_DONE;
+    }
+    memset(then, 0, sizeof *then);
+    if (game__state_after(e, seq, &then->g, &st) != 0) {
+        log_error("turn_retry_failed", "game=%lld seq=%lld msg=\"%s\"", (long long)e->game_id,
+                  (long long)seq, st.message);
+        rpc_call_fail_status(op->call, &st);
+        return GAME_OP_DONE;
+    }
+    then->game_id = e->game_id;
+    memcpy(then->lexicon, e->lexicon, sizeof then->lexicon);
+    then->invitation_id = e->invitation_id;
+    then->created_at_ms = e->created_at_ms;
+    then->updated_at_ms = m->at_ms;
+    log_info("turn_retry", "game=%lld seq=%lld republish=0 at_seq=%lld", (long long)e->game_id,
+             (long long)seq, (long long)e->g.seq);
+    game__reply_turn(op->call, then, m, op->seat);
+    return GAME_OP_DONE;
+}
+
 int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
 {
     const game_state *g = &e->g;
@@ -511,13 +624,9 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
         return GAME_OP_DONE;
     }
     op->turn.seat = op->seat;
+    if (op->expected_seq >= 0 && op->expected_seq < g->seq)
+        return game__turn_retry(svc, e, op);
     if (op->expected_seq != g->seq) {
-        /* A retry of the move that made the current seq returns its result. */
-        if (op->expected_seq == g->seq - 1 && g->has_last &&
-            game_rules_same_move(&g->last, &op->turn)) {
-            game__reply_turn(op->call, e, &g->last, op->seat);
-            return GAME_OP_DONE;
-        }
         if (g->status != GAME_STATUS_ACTIVE) {
             rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "game_over",
                           "the game is over");
@@ -568,6 +677,14 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
     pthread_mutex_lock(&e->mu);
     e->committing = false;
     if (st->code == GRPC_STATUS_OK) {
+        /* The store's commit time is the move's time, as every later load
+         * reads it back: so a retry's reply, answered from a reloaded
+         * history, is the same as this one to the millisecond. */
+        const Scrabble__V1__CommitMoveReply *cr = (const Scrabble__V1__CommitMoveReply *)reply;
+        if (cr && cr->move && cr->move->at_ms > 0) {
+            op->pending->move.at_ms = cr->move->at_ms;
+            op->pending->next_state.last.at_ms = cr->move->at_ms;
+        }
         e->g = op->pending->next_state;
         e->updated_at_ms = op->pending->move.at_ms;
         if (game_cache_append_move(svc->cache, e, &op->pending->move) != 0)
@@ -575,10 +692,7 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
                       (long long)op->pending->move.seq);
         if (svc->m_turns)
             metric_add(svc->m_turns, 1);
-        game__publish_move(svc, e, &op->pending->move, rpc_call_arena(call));
-        char key[64];
-        game_drafts_key(key, sizeof key, game_id, op->account_id);
-        game_events_del(svc->events, key);
+        game__after_commit(svc, e, &op->pending->move, rpc_call_arena(call));
         if (e->g.status == GAME_STATUS_FINISHED)
             game_cache_demote(svc->cache, e);
         game__reply_turn(call, e, &op->pending->move, op->seat); /* op is gone after this */

@@ -486,6 +486,7 @@ static void handlers__send_chat_post(game_svc *svc, game_op *op)
     req.game_id = op->game_id;
     req.account_id = op->account_id;
     req.text = r->text;
+    req.request_id = r->request_id;
     if (game_store_call(&svc->store, GAME_STORE_APPEND_CHAT, &req.base, rpc_call_arena(op->call),
                         handlers__chat_done, op) != RPC_OK)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");

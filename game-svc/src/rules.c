@@ -280,15 +280,23 @@ bool game_rules_same_move(const game_move *m, const game_turn *t)
     if (m->seat != t->seat || m->kind != t->kind)
         return false;
     if (m->kind == GAME_MOVE_PLAY) {
+        /* The same set of (square, letter, blank) in any order; each
+         * committed tile matches at most one requested one, so a request
+         * naming one tile twice never passes for a different move. */
+        unsigned used = 0;
         if ((size_t)m->nplaced != t->nplaced)
             return false;
         for (size_t i = 0; i < t->nplaced; i++) {
             const solver_placement *q = &t->placed[i];
             char ql = q->letter >= 'a' && q->letter <= 'z' ? (char)(q->letter - 32) : q->letter;
             bool found = false;
-            for (int j = 0; j < m->nplaced && !found; j++)
-                found = m->placed[j].row == q->row && m->placed[j].col == q->col &&
-                        m->placed[j].letter == ql && m->placed[j].is_blank == q->is_blank;
+            for (int j = 0; j < m->nplaced && !found; j++) {
+                found = !(used & (1u << j)) && m->placed[j].row == q->row &&
+                        m->placed[j].col == q->col && m->placed[j].letter == ql &&
+                        m->placed[j].is_blank == q->is_blank;
+                if (found)
+                    used |= 1u << j;
+            }
             if (!found)
                 return false;
         }

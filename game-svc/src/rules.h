@@ -133,8 +133,11 @@ solver_reason game_rules_evaluate(const game_state *g, int seat, const solver_pl
  * game and this build of the rules disagree. */
 int game_rules_replay(game_state *g, const game_move *recorded, game_rules_error *err);
 
-/* Whether `t` asks for exactly the move `m` (same seat, kind, tiles): the
- * idempotent-retry test. */
+/* Whether `t` asks for exactly the move `m`: the idempotent-retry test
+ * ("same content", docs/API.md). Same seat and kind, and for a PLAY the same
+ * set of placements (row, col, letter case-insensitively, blank flag) in any
+ * order; for an EXCHANGE the same multiset of tiles ('?' a blank) in any
+ * order; PASS and RESIGN have no content beyond the kind. */
 bool game_rules_same_move(const game_move *m, const game_turn *t);
 
 /* Seat of an account, or -1. */

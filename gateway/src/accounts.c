@@ -134,7 +134,10 @@ void gw_acc_get_stats(gw_req *r)
 /* Store created the invitation: every invitee (seats 1..) gets an
  * INVITATION event. Publishing is queued to the publisher thread, so the
  * reply is not held up by Redis; if Redis is down the invitee still finds
- * the invitation with ListInvitations. */
+ * the invitation with ListInvitations. A repeat of a request_id gets the
+ * invitation created first: while it is open its events go out again (at
+ * least once: the first attempt may have died before publishing); once
+ * answered there is nothing left to invite to. */
 static void gw_acc__invited(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     gw_req *r = arg;
@@ -149,7 +152,9 @@ static void gw_acc__invited(void *arg, const rpc_status *st, ProtobufCMessage *r
     ev.from_account_id = r->who.account_id;
     ev.from_handle = r->who.handle;
     ev.at_ms = gw_now_ms();
-    for (size_t i = 0; i < inv->n_seats; i++) {
+    size_t n =
+        inv->status == SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN ? inv->n_seats : 0;
+    for (size_t i = 0; i < n; i++) {
         int64_t to = inv->seats[i]->account_id;
         if (to <= 0 || to == r->who.account_id)
             continue;
@@ -170,6 +175,7 @@ static void gw_acc__create_invitation(gw_req *r)
     q->n_invitee_handles = in->n_invitee_handles;
     q->invitee_handles = in->invitee_handles;
     q->lexicon = in->lexicon;
+    q->request_id = in->request_id;
     gw_acc__store(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_acc__invited);
 }

@@ -27,7 +27,8 @@ static store_next store__append_done(store_op *op, PGresult *res)
     m->game_id = req->game_id;
     m->account_id = req->account_id;
     m->handle = rpc_arena_strdup(op->arena, PQgetvalue(res, 0, 2));
-    m->text = req->text;
+    /* A repeat of a request id gets the line first stored, not its own. */
+    m->text = rpc_arena_strdup(op->arena, PQgetvalue(res, 0, 4));
     m->at_ms = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
     op->reply = &m->base;
     return STORE_NEXT_DONE;
@@ -43,10 +44,13 @@ store_next store_append_chat_begin(store_op *op)
     }
     if ((why = store_check_text(req->text, 1, STORE__CHAT_MAX_CHARS)))
         return store_op_bad(op, why, "text");
+    if ((why = store_check_request_id(req->request_id)))
+        return store_op_bad(op, why, "request_id");
     op->stmt = "append_chat";
     store_op_param_i64(op, 0, req->game_id);
     store_op_param_i64(op, 1, req->account_id);
     store_op_param_text(op, 2, req->text);
+    store_op_param_text(op, 3, req->request_id);
     op->step = store__append_done;
     return STORE_NEXT_WRITE;
 }

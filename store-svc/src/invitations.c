@@ -60,11 +60,14 @@ store_next store_create_invitation_begin(store_op *op)
     const char *lexicon = req->lexicon[0] ? req->lexicon : STORE__DEFAULT_LEXICON;
     if ((why = store_check_handle(lexicon)))
         return store_op_bad(op, why, "lexicon");
+    if ((why = store_check_request_id(req->request_id)))
+        return store_op_bad(op, why, "request_id");
     op->stmt = "create_invitation";
     store_op_param_i64(op, 0, req->inviter_id);
     store_op_param_text_array(op, 1, req->invitee_handles, req->n_invitee_handles);
     store_op_param_text_array(op, 2, folded, req->n_invitee_handles);
     store_op_param_text(op, 3, lexicon);
+    store_op_param_text(op, 4, req->request_id);
     op->step = store__invitation_done;
     return STORE_NEXT_WRITE;
 }

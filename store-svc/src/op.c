@@ -183,6 +183,7 @@ store_next store_op_bad(store_op *op, const char *reason, const char *field)
         {"bad_utf8", "is not valid UTF-8"},
         {"bad_handle", "is not an allowed handle (spaces, control, invisible or format characters, "
                        "or letters of mixed scripts)"},
+        {"bad_request_id", "must be at most 64 characters of A-Z a-z 0-9 _ -"},
     };
     const char *what = "is invalid";
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)

@@ -15,8 +15,8 @@ const store_stmt store_statements[] = {
     {"update_profile", "SELECT o_code, o_profile FROM store_update_profile($1, $2, $3)", 3},
     {"create_invitation",
      "SELECT o_code, o_detail, o_invitation "
-     "FROM store_create_invitation($1, $2::text[], $3::text[], $4)",
-     4},
+     "FROM store_create_invitation($1, $2::text[], $3::text[], $4, $5)",
+     5},
     {"respond_invitation", "SELECT o_code, o_invitation FROM store_respond_invitation($1, $2, $3)",
      3},
     {"create_game", "SELECT o_code, o_game FROM store_create_game($1, $2)", 2},
@@ -27,7 +27,9 @@ const store_stmt store_statements[] = {
     {"finish_game", "SELECT o_code, o_game FROM store_finish_game($1, $2, $3::int[], $4::int[])",
      4},
     {"append_chat",
-     "SELECT o_code, o_message_id, o_handle, o_at_ms FROM store_append_chat($1, $2, $3)", 3},
+     "SELECT o_code, o_message_id, o_handle, o_at_ms, o_body FROM store_append_chat($1, $2, $3, "
+     "$4)",
+     4},
 
     /* ---- reads (the reader pool) ---- */
     {"resolve_session",

@@ -282,6 +282,11 @@ void *store_reader_main(void *arg);
  * "bad_utf8", "bad_handle". Lengths count code points. */
 const char *store_check_handle(const char *s);
 const char *store_check_text(const char *s, size_t min_chars, size_t max_chars);
+/* A client request id (SendChat, Invite): NULL when s is empty (none) or
+ * 1..STORE_REQUEST_ID_MAX characters of [A-Za-z0-9_-], else
+ * "bad_request_id". */
+#define STORE_REQUEST_ID_MAX 64
+const char *store_check_request_id(const char *s);
 
 /* Handles. A handle is at most STORE_HANDLE_MAX_CHARS code points; its
  * stored and folded forms fit in STORE_HANDLE_BYTES (NUL included). */

@@ -29,6 +29,23 @@ const char *store_check_text(const char *s, size_t min_chars, size_t max_chars)
     return NULL;
 }
 
+/* Request ids are keys, never shown: a small ASCII alphabet (UUIDs,
+ * base64url, counters) keeps them unambiguous byte-for-byte, and the bound
+ * keeps the request_ids table's rows small. */
+const char *store_check_request_id(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n > STORE_REQUEST_ID_MAX)
+        return "bad_request_id";
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-'))
+            return "bad_request_id";
+    }
+    return NULL;
+}
+
 /* Handles are looked up and shown everywhere: control characters and
  * spaces (ASCII and the common Unicode ones) would make them ambiguous. */
 const char *store_check_handle(const char *s)

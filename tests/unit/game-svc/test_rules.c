@@ -333,6 +333,15 @@ static void test_same_move(void **state)
     assert_false(game_rules_same_move(&g.last, &t));
     game_turn pass = {.kind = GAME_MOVE_PASS, .seat = 0};
     assert_false(game_rules_same_move(&g.last, &pass));
+    /* One committed tile named twice is not the same move, though the
+     * count matches and every requested tile is on the board. */
+    solver_placement twice[3] = {{7, 7, 'C', false}, {7, 7, 'C', false}, {7, 8, 'A', false}};
+    game_turn dup = {.kind = GAME_MOVE_PLAY, .seat = 0, .placed = twice, .nplaced = 3};
+    assert_false(game_rules_same_move(&g.last, &dup));
+    /* A blank flag differs: another move. */
+    solver_placement blank[3] = {{7, 7, 'C', false}, {7, 8, 'A', true}, {7, 9, 'T', false}};
+    game_turn bl = {.kind = GAME_MOVE_PLAY, .seat = 0, .placed = blank, .nplaced = 3};
+    assert_false(game_rules_same_move(&g.last, &bl));
 }
 
 /* ---- end conditions ---------------------------------------------------- */

@@ -34,6 +34,25 @@ static void test_handles(void **state)
     assert_string_equal(store_check_handle(h), "too_long");
 }
 
+static void test_request_ids(void **state)
+{
+    char id[80];
+    assert_null(store_check_request_id(""));
+    assert_null(store_check_request_id(NULL));
+    assert_null(store_check_request_id("0b7c1c3e-6f0a-4c1e-9d55-2b1f0c1a9e77"));
+    assert_null(store_check_request_id("AZaz09_-"));
+    memset(id, 'x', STORE_REQUEST_ID_MAX);
+    id[STORE_REQUEST_ID_MAX] = '\0';
+    assert_null(store_check_request_id(id));
+    strcat(id, "x");
+    assert_string_equal(store_check_request_id(id), "bad_request_id");
+    assert_string_equal(store_check_request_id("a b"), "bad_request_id");
+    assert_string_equal(store_check_request_id("a/b"), "bad_request_id");
+    assert_string_equal(store_check_request_id("a.b"), "bad_request_id");
+    assert_string_equal(store_check_request_id("\xc3\xa9"), "bad_request_id");
+    assert_string_equal(store_check_request_id("a\nb"), "bad_request_id");
+}
+
 static void test_text(void **state)
 {
     assert_string_equal(store_check_text("", 1, 500), "empty");
@@ -230,6 +249,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handles),      cmocka_unit_test(test_handle_normalisation),
         cmocka_unit_test(test_handle_fold),  cmocka_unit_test(test_text),
+        cmocka_unit_test(test_request_ids),
         cmocka_unit_test(test_page_token),   cmocka_unit_test(test_passwords),
         cmocka_unit_test(test_tokens),       cmocka_unit_test(test_param_literals),
         cmocka_unit_test(test_bytea_decode),
