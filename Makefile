@@ -13,7 +13,7 @@
 export GAMES GATEWAYS
 
 # The running stack's first gateway, and its Postgres (for seeding accounts).
-LOADTEST_ARGS ?= --target=$$(scripts/stack.sh gateways | cut -d, -f1) --pg="host=127.0.0.1 port=55432 dbname=scrabble user=scrabble"
+LOADTEST_ARGS ?= --target=$$(scripts/stack.sh gateways | cut -d, -f1) --pg="host=127.0.0.1 port=55432 dbname=scrabble user=scrabble_loadtest passfile=$(CURDIR)/var/secrets/pg-scrabble_loadtest.pgpass"
 
 .PHONY: all build run start stop status test loadtest format clean
 

@@ -41,6 +41,7 @@ for ((i = 2; i < n; i++)); do
       SCRABBLE_GAME_METRICS_LISTEN: 0.0.0.0:9100
       SCRABBLE_GAME_STORE: store-svc:7200
       SCRABBLE_GAME_REDIS: redis:6379
+      SCRABBLE_GAME_REDIS_SECRETS: /run/secrets
       SCRABBLE_GAME_LEXICON_DIR: /usr/share/scrabble
       SCRABBLE_GAME_CACHE_MB: "256"
       SCRABBLE_GAME_WORKERS: "2"
@@ -57,6 +58,7 @@ for ((i = 2; i < n; i++)); do
       certs: {condition: service_completed_successfully}
       store-svc: {condition: service_healthy}
       redis: {condition: service_healthy}
+    secrets: [redis-publisher.pass, redis-drafts.pass]
     expose: ["7100", "9100"]
 YAML
 done

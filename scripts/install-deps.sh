@@ -17,7 +17,7 @@ REQUIRED=(
     libpq-dev libhiredis-dev libcmocka-dev libmicrohttpd-dev libcjson-dev libssl-dev
     libunistring-dev
     postgresql-15 postgresql-client-15 redis-server
-    nghttp2-client python3 python3-grpcio python3-protobuf
+    nghttp2-client python3 python3-grpcio python3-protobuf python3-h2
     wamerican-large openssl tmux iproute2
 )
 read -r -a extra_required <<<"${EXTRA_REQUIRED:-}"

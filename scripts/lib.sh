@@ -139,20 +139,160 @@ make_reachable_by() {
 #   svc_args_store   GRPC_PORT METRICS_PORT PG_PORT
 #   svc_args_game    GRPC_PORT METRICS_PORT STORE_PORT REDIS_PORT INSTANCE LEXICON_DIR
 #   svc_args_gateway GRPC_PORT METRICS_PORT STORE_PORT REDIS_PORT GAME_PORTS(comma list)
+#   (the credentials flags come from creds_args_*, below; SECRETS_DIR must be set)
 svc_args_store() {
-    printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
-        "--pg=host=127.0.0.1 port=$3 dbname=scrabble user=scrabble"
+    printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2"
+    creds_args_store "$3"
 }
 svc_args_game() {
     printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
         "--store=127.0.0.1:$3" "--redis=127.0.0.1:$4" "--instance=$5" "--lexicon-dir=$6"
+    creds_args_redis
 }
 svc_args_gateway() {
     local games="" p
     for p in ${5//,/ }; do games+="${games:+,}127.0.0.1:$p"; done
     printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
         "--store=127.0.0.1:$3" "--games=$games" "--redis=127.0.0.1:$4"
+    creds_args_redis
 }
+
+# ---------------------------------------------------------------------------
+# Database and Redis credentials (docs/SECURITY.md, "Database and Redis
+# credentials"). Every secret is a file in SECRETS_DIR (var/secrets for the
+# dev stack, $STACK_TMP/secrets in tests), mode 0600, generated on first use
+# by scripts/pg.sh and scripts/redis.sh, never committed:
+#   pg-<role>.pgpass    a libpq passfile line "*:*:*:<role>:<password>" for
+#                       each Postgres role: scrabble (the application),
+#                       scrabble_owner (schema owner: migrations),
+#                       scrabble_loadtest (loadtest seed/cleanup)
+#   redis-<user>.pass   the password of each Redis ACL user: publisher,
+#                       subscriber, drafts (the services), admin (operators)
+# Passwords reach programs through these files (libpq passfile=, the
+# services' --redis-secrets, REDISCLI_AUTH), never on a command line.
+CREDS_PG_ROLES="scrabble scrabble_owner scrabble_loadtest"
+CREDS_REDIS_USERS="publisher subscriber drafts admin"
+
+# creds_new_password: 32 random hex digits (no character that a passfile,
+# a conninfo or an ACL rule would need to escape).
+creds_new_password() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
+
+# creds_ensure_dir: create SECRETS_DIR (mode 0700).
+creds_ensure_dir() {
+    [ -n "${SECRETS_DIR:-}" ] || die "SECRETS_DIR is not set"
+    (umask 077 && mkdir -p "$SECRETS_DIR")
+    chmod 700 "$SECRETS_DIR"
+}
+
+# creds_pg_passfile ROLE / creds_redis_file USER: the secret's path.
+creds_pg_passfile() { echo "$SECRETS_DIR/pg-$1.pgpass"; }
+creds_redis_file() { echo "$SECRETS_DIR/redis-$1.pass"; }
+
+# creds_ensure_pg ROLE: the role's passfile, generated when missing; the
+# mode is forced to 0600 (libpq ignores a passfile others can read).
+creds_ensure_pg() {
+    local f
+    creds_ensure_dir
+    f=$(creds_pg_passfile "$1")
+    [ -s "$f" ] || (umask 077 && echo "*:*:*:$1:$(creds_new_password)" >"$f")
+    chmod 600 "$f"
+}
+# creds_pg_password ROLE: the password in the role's passfile.
+creds_pg_password() { cut -d: -f5- "$(creds_pg_passfile "$1")" | head -n 1; }
+
+# creds_ensure_redis USER: the user's password file, generated when missing.
+creds_ensure_redis() {
+    local f
+    creds_ensure_dir
+    f=$(creds_redis_file "$1")
+    [ -s "$f" ] || (umask 077 && creds_new_password >"$f")
+    chmod 600 "$f"
+}
+
+# creds_pg_roles_sql PASSWORD_FN: SQL (for the postgres database, as the
+# superuser) creating or updating the roles and the database; PASSWORD_FN
+# ROLE prints the role's password, or its SCRAM verifier. Idempotent.
+creds_pg_roles_sql() {
+    local role
+    for role in $CREDS_PG_ROLES; do
+        echo "SELECT 'CREATE ROLE $role' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$role') \\gexec"
+        echo "ALTER ROLE $role LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '$("$1" "$role")';"
+    done
+    echo "SELECT 'CREATE DATABASE scrabble OWNER scrabble_owner' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'scrabble') \\gexec"
+}
+
+# creds_pg_grants_sql: SQL (for the scrabble database, as the superuser)
+# giving each role only what it needs. scrabble_owner owns the schema and
+# every object migrations create; scrabble gets rows (no DDL, no TRUNCATE,
+# no TEMP); scrabble_loadtest gets rows, TRUNCATE and TEMP (loadtest
+# seed/cleanup/--reset). Default privileges extend this to every table a
+# later migration creates. REASSIGN OWNED upgrades a cluster made when
+# scrabble was a superuser owning everything.
+creds_pg_grants_sql() {
+    cat <<'EOF'
+REASSIGN OWNED BY scrabble TO scrabble_owner;
+ALTER DATABASE scrabble OWNER TO scrabble_owner;
+REVOKE ALL ON DATABASE scrabble FROM PUBLIC;
+GRANT CONNECT ON DATABASE scrabble TO scrabble, scrabble_loadtest;
+GRANT TEMPORARY ON DATABASE scrabble TO scrabble_loadtest;
+ALTER SCHEMA public OWNER TO scrabble_owner;
+REVOKE ALL ON SCHEMA public FROM PUBLIC;
+GRANT USAGE ON SCHEMA public TO scrabble, scrabble_loadtest;
+ALTER DEFAULT PRIVILEGES FOR ROLE scrabble_owner IN SCHEMA public
+    GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO scrabble;
+ALTER DEFAULT PRIVILEGES FOR ROLE scrabble_owner IN SCHEMA public
+    GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLES TO scrabble_loadtest;
+ALTER DEFAULT PRIVILEGES FOR ROLE scrabble_owner IN SCHEMA public
+    GRANT USAGE, SELECT ON SEQUENCES TO scrabble, scrabble_loadtest;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO scrabble;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA public TO scrabble_loadtest;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO scrabble, scrabble_loadtest;
+EOF
+}
+
+# creds_redis_acl_rules USER: what each Redis ACL user may do (its role).
+creds_redis_acl_rules() {
+    case "$1" in
+    publisher) echo "resetkeys resetchannels &ev:* -@all +publish +ping" ;;
+    subscriber) echo "resetkeys resetchannels &ev:* -@all +psubscribe +subscribe +punsubscribe +unsubscribe +ping" ;;
+    drafts) echo "resetkeys resetchannels ~draft:* -@all +get +set +del +ping" ;;
+    admin) echo "~* &* +@all" ;;
+    esac
+}
+
+# creds_redis_acl: a Redis ACL file (aclfile) from the password files: the
+# default user off, each user with the SHA-256 of its password (the file
+# holds no password).
+creds_redis_acl() {
+    local user hash
+    echo "user default off resetkeys resetchannels -@all"
+    for user in $CREDS_REDIS_USERS; do
+        hash=$(tr -d '\n' <"$(creds_redis_file "$user")" | sha256sum | cut -c1-64)
+        echo "user $user on #$hash $(creds_redis_acl_rules "$user")"
+    done
+}
+
+# pg_conninfo PORT ROLE: the libpq conninfo of ROLE with its passfile.
+pg_conninfo() {
+    echo "host=127.0.0.1 port=$1 dbname=scrabble user=$2 passfile=$(creds_pg_passfile "$2")"
+}
+
+# redis_cli_admin PORT ARGS...: redis-cli as the ACL user admin (the
+# password goes through the environment, not argv).
+redis_cli_admin() {
+    local port=$1
+    shift
+    REDISCLI_AUTH=$(cat "$(creds_redis_file admin)") redis-cli --no-auth-warning --user admin \
+        -h 127.0.0.1 -p "$port" "$@"
+}
+
+# creds_args_store PG_PORT: store-svc serves as the application role and
+# migrates as the schema owner.
+creds_args_store() {
+    printf '%s\n' "--pg=$(pg_conninfo "$1" scrabble)" "--pg-migrate=$(pg_conninfo "$1" scrabble_owner)"
+}
+# creds_args_redis: the Redis ACL passwords (gateway, game-svc).
+creds_args_redis() { printf '%s\n' "--redis-secrets=$SECRETS_DIR"; }
 
 # health_check BUILD_DIR PORT [CERTS_DIR]: 0 when grpc.health.v1.Health/Check
 # says SERVING. With CERTS_DIR (an internal port: game-svc, store-svc) the

@@ -4,9 +4,22 @@
 #   scripts/redis.sh start  DIR PORT   daemonized redis-server on 127.0.0.1:PORT
 #   scripts/redis.sh stop   DIR        SIGTERM, wait (idempotent)
 #   scripts/redis.sh status DIR        exit 0 when running, 3 when not
+#   scripts/redis.sh cli    DIR ARGS   redis-cli as the ACL user admin
 #
-# DIR holds redis.pid, redis.log and redis.port. No persistence
+# DIR holds redis.pid, redis.log, redis.port and users.acl. No persistence
 # (appendonly no, save "").
+#
+# Credentials (docs/SECURITY.md, "Database and Redis credentials"): the
+# default user is off; each role is an ACL user with a generated password in
+# $SECRETS_DIR/redis-<user>.pass (0600), allowed only what the role does:
+#   publisher   PUBLISH on ev:*            (game-svc events, gateway invitations)
+#   subscriber  (P)SUBSCRIBE on ev:*       (the gateway's event subscriber)
+#   drafts      GET, SET, DEL on draft:*   (game-svc drafts)
+#   admin       everything                 (operators, these scripts)
+# users.acl holds only SHA-256 hashes of the passwords. Every start rewrites
+# it from the password files and (when Redis already runs) reloads it, so
+# replacing a password file and starting again rotates that password.
+# Env: SECRETS_DIR (default: secrets/ beside DIR).
 set -euo pipefail
 LOG_TAG=redis.sh
 # shellcheck source=lib.sh
@@ -15,7 +28,7 @@ LOG_TAG=redis.sh
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 
 usage() {
-    echo "usage: $0 start DIR PORT | stop DIR | status DIR" >&2
+    echo "usage: $0 start DIR PORT | stop DIR | status DIR | cli DIR [REDIS-CLI ARGS]" >&2
     exit 2
 }
 
@@ -36,10 +49,18 @@ running_port() { cat "$DIR/redis.port" 2>/dev/null || echo '?'; }
 
 ping() {
     if command -v redis-cli >/dev/null 2>&1; then
-        [ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" = PONG ]
+        [ "$(redis_cli_admin "$1" ping 2>/dev/null)" = PONG ]
     else
         (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
     fi
+}
+
+# Writes DIR/users.acl from the password files (generated when missing).
+write_acl() {
+    local user tmp=$DIR/users.acl.tmp
+    for user in $CREDS_REDIS_USERS; do creds_ensure_redis "$user"; done
+    (umask 077 && creds_redis_acl >"$tmp")
+    mv -f "$tmp" "$DIR/users.acl"
 }
 
 cmd_start() {
@@ -53,12 +74,18 @@ cmd_start() {
         rport=$(running_port)
         [ "$rport" = "$PORT" ] || die "redis in $DIR is already running (pid $pid) on port $rport, not $PORT; stop it first: $0 stop $DIR"
         log "already running (pid $pid) on 127.0.0.1:$PORT, dir $DIR"
+        write_acl
+        if ! redis_cli_admin "$PORT" acl load >/dev/null 2>&1; then
+            log "warning: could not reload $DIR/users.acl as admin; if this Redis was started before ACLs, restart it: $0 stop $DIR; $0 start $DIR $PORT"
+        fi
         return 0
     fi
     require_port_free "$PORT" "Redis ($DIR)"
     log "starting Redis on 127.0.0.1:$PORT (dir $DIR, log $DIR/redis.log)"
     echo "$PORT" >"$DIR/redis.port"
+    write_acl
     "$REDIS_SERVER" --bind 127.0.0.1 --port "$PORT" --protected-mode yes \
+        --aclfile "$DIR/users.acl" \
         --daemonize yes --pidfile "$DIR/redis.pid" --logfile "$DIR/redis.log" \
         --dir "$DIR" --appendonly no --save "" ||
         die "redis-server failed to start; see $DIR/redis.log"
@@ -99,6 +126,7 @@ cmd_status() {
 [ $# -ge 2 ] || usage
 CMD=$1
 DIR=$(abspath "$2")
+SECRETS_DIR=$(abspath "${SECRETS_DIR:-$(dirname "$DIR")/secrets}")
 case "$CMD" in
 start)
     [ $# -eq 3 ] || usage
@@ -112,6 +140,10 @@ status)
         exit 3
     }
     cmd_status
+    ;;
+cli)
+    shift 2
+    redis_cli_admin "$(running_port)" "$@"
     ;;
 *) usage ;;
 esac

@@ -42,6 +42,9 @@ STORE_PORT=$((7200 + PORT_OFFSET)) STORE_METRICS=$((9200 + PORT_OFFSET))
 
 PG_DIR=$VAR_DIR/pg
 REDIS_DIR=$VAR_DIR/redis
+# Database and Redis passwords (scripts/lib.sh, creds_*), made by pg.sh and
+# redis.sh on first start.
+export SECRETS_DIR=$VAR_DIR/secrets
 RUN_DIR=$VAR_DIR/run
 LOG_DIR=$VAR_DIR/log
 CERTS_DIR=$VAR_DIR/certs
@@ -187,6 +190,7 @@ cmd_start() {
     echo "Stack is up ($(topology)):"
     echo "  postgres   postgresql://scrabble@127.0.0.1:$PG_PORT/scrabble   (data ${PG_DIR#"$REPO_ROOT"/})"
     echo "  redis      redis://127.0.0.1:$REDIS_PORT"
+    echo "  passwords  ${SECRETS_DIR#"$REPO_ROOT"/}/ (pg-<role>.pgpass, redis-<user>.pass; docs/SECURITY.md)"
     while read -r name bin port mport; do
         [ -x "$BUILD_DIR/bin/$bin" ] || continue
         printf '  %-10s 127.0.0.1:%s (gRPC)   http://127.0.0.1:%s/metrics\n' "$name" "$port" "$mport"

@@ -2,10 +2,11 @@
  * drafts.h — players' drafts in Redis: key draft:<game_id>:<account_id>,
  * value a packed scrabble.v1.Draft, TTL 7 days.
  *
- * A small pool of synchronous hiredis connections, one slot per worker
- * thread plus one for everyone else, each with its own mutex. Connect and
- * command timeouts are 200 ms, and after a failure a slot does not try to
- * reconnect for 1 s: with Redis down a draft call fails UNAVAILABLE
+ * A small pool of synchronous connections (rpc/redis.h, ACL user `drafts`),
+ * one slot per worker thread plus one for everyone else, each with its own
+ * mutex. Connect and command timeouts are 200 ms, and after a failure a
+ * slot waits out rpc/redis.h's backoff (100 ms doubling to 1 s) before it
+ * reconnects: with Redis down a draft call fails UNAVAILABLE
  * drafts_unavailable at once (or within 200 ms), and nothing else waits.
  */
 #ifndef GAME_DRAFTS_H
@@ -23,8 +24,9 @@ enum { GAME_DRAFTS_OK = 0, GAME_DRAFTS_UNAVAILABLE = -1, GAME_DRAFTS_CORRUPT = -
 
 typedef struct game_drafts game_drafts;
 
-/* NULL on OOM. Free with game_drafts_destroy. */
-game_drafts *game_drafts_create(const char *host, int port, int slots);
+/* Redis at addr ("host:port"), ACL passwords in secrets_dir (empty: no
+ * AUTH). NULL on a bad address or OOM. Free with game_drafts_destroy. */
+game_drafts *game_drafts_create(const char *addr, const char *secrets_dir, int slots);
 void game_drafts_destroy(game_drafts *d);
 
 /* SET draft:<game>:<account> with the TTL. */
@@ -33,7 +35,5 @@ int game_drafts_save(game_drafts *d, int64_t game_id, int64_t account_id,
 /* GET; *out is decoded into `arena` (NULL when no draft is stored). */
 int game_drafts_get(game_drafts *d, int64_t game_id, int64_t account_id, rpc_arena *arena,
                     Scrabble__V1__Draft **out);
-/* The key of a draft, into buf (64 bytes is enough). */
-void game_drafts_key(char *buf, size_t len, int64_t game_id, int64_t account_id);
 
 #endif

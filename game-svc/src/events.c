@@ -4,7 +4,6 @@
 #include "events.h"
 
 #include <errno.h>
-#include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -14,13 +13,14 @@
 #include <time.h>
 
 #include "rpc/log.h"
+#include "rpc/redis.h"
 
 enum { EV__PUBLISH = 0, EV__DEL };
 
 typedef struct ev__item {
     struct ev__item *next;
     int kind;
-    char key[64];
+    char key[RPC_REDIS_NAME_MAX];
     size_t len;
     uint8_t data[]; /* payload of PUBLISH */
 } ev__item;
@@ -32,21 +32,11 @@ struct game_events {
     int queued, limit;
     bool stopping;
     pthread_t thread;
-    char host[128];
-    int port;
-    redisContext *rc;        /* publisher thread only */
-    int64_t next_connect_ms; /* publisher thread only: reconnect backoff */
-    bool down_logged;        /* publisher thread only: one warning per outage */
+    rpc_redis *pub;    /* publisher thread only: ACL user publisher */
+    rpc_redis *drafts; /* publisher thread only: ACL user drafts (DEL) */
     atomic_uint_fast64_t published;
     metric *m_published, *m_dropped;
 };
-
-static int64_t ev__now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void ev__enqueue(game_events *ev, ev__item *it)
 {
@@ -78,12 +68,12 @@ void game_events_publish(game_events *ev, int64_t account_id, const Scrabble__V1
     if (!it)
         return;
     it->kind = EV__PUBLISH;
-    snprintf(it->key, sizeof it->key, "ev:%lld", (long long)account_id);
+    rpc_redis_event_channel(it->key, sizeof it->key, account_id);
     it->len = scrabble__v1__event__pack(e, it->data);
     ev__enqueue(ev, it);
 }
 
-void game_events_del(game_events *ev, const char *key)
+void game_events_del_draft(game_events *ev, int64_t game_id, int64_t account_id)
 {
     if (!ev)
         return;
@@ -91,54 +81,38 @@ void game_events_del(game_events *ev, const char *key)
     if (!it)
         return;
     it->kind = EV__DEL;
-    snprintf(it->key, sizeof it->key, "%s", key);
+    if (rpc_redis_draft_key(it->key, sizeof it->key, game_id, account_id) < 0) {
+        free(it);
+        return;
+    }
     it->len = 0;
     ev__enqueue(ev, it);
 }
 
-/* Publisher thread: a connection, dropped on any error and re-made at most
- * every 500 ms. */
-static bool ev__connect(game_events *ev)
-{
-    if (ev->rc)
-        return true;
-    int64_t now = ev__now_ms();
-    if (now < ev->next_connect_ms)
-        return false;
-    struct timeval tv = {0, 200 * 1000};
-    ev->rc = redisConnectWithTimeout(ev->host, ev->port, tv);
-    if (!ev->rc || ev->rc->err) {
-        if (!ev->down_logged)
-            log_warn("events_redis_down", "addr=%s:%d err=\"%s\"", ev->host, ev->port,
-                     ev->rc ? ev->rc->errstr : "oom");
-        ev->down_logged = true;
-        if (ev->rc)
-            redisFree(ev->rc);
-        ev->rc = NULL;
-        ev->next_connect_ms = now + 500;
-        return false;
-    }
-    redisSetTimeout(ev->rc, tv);
-    if (ev->down_logged)
-        log_info("events_redis_up", "addr=%s:%d", ev->host, ev->port);
-    ev->down_logged = false;
-    return true;
-}
-
+/* One item, over the connection of its role (rpc/redis.h applies the
+ * reconnect policy and retries a stale connection once). */
 static void ev__send(game_events *ev, ev__item *it)
 {
-    redisReply *r = NULL;
-    if (!ev__connect(ev))
-        goto dropped;
-    if (it->kind == EV__PUBLISH)
-        r = redisCommand(ev->rc, "PUBLISH %s %b", it->key, it->data, it->len);
-    else
-        r = redisCommand(ev->rc, "DEL %s", it->key);
-    if (!r) {
-        log_warn("events_redis_error", "err=\"%s\"", ev->rc->errstr);
-        redisFree(ev->rc);
-        ev->rc = NULL;
-        ev->next_connect_ms = ev__now_ms() + 500;
+    redisReply *r;
+    rpc_redis *conn;
+    if (it->kind == EV__PUBLISH) {
+        const char *argv[3] = {"PUBLISH", it->key, (const char *)it->data};
+        size_t argvlen[3] = {7, strlen(it->key), it->len};
+        conn = ev->pub;
+        r = rpc_redis_command_argv(conn, 3, argv, argvlen);
+    } else {
+        const char *argv[2] = {"DEL", it->key};
+        size_t argvlen[2] = {3, strlen(it->key)};
+        conn = ev->drafts;
+        r = rpc_redis_command_argv(conn, 2, argv, argvlen);
+    }
+    if (!r)
+        goto dropped; /* rpc/redis.h has logged the outage */
+    if (r->type == REDIS_REPLY_ERROR) {
+        log_warn("events_redis_refused", "kind=%s err=\"%.*s\"",
+                 it->kind == EV__PUBLISH ? "publish" : "del", (int)(r->len > 100 ? 100 : r->len),
+                 r->str);
+        freeReplyObject(r);
         goto dropped;
     }
     freeReplyObject(r);
@@ -178,15 +152,25 @@ static void *ev__main(void *arg)
     return NULL;
 }
 
-game_events *game_events_start(const char *host, int port, int queue_limit, metrics_registry *reg)
+game_events *game_events_start(const char *addr, const char *secrets_dir, int queue_limit,
+                               metrics_registry *reg)
 {
+    char err[160];
     game_events *ev = calloc(1, sizeof *ev);
     if (!ev)
         return NULL;
+    /* 200 ms bounds a command: the queue waits behind it, nothing else. */
+    ev->pub = rpc_redis_create(addr, RPC_REDIS_USER_PUBLISHER, secrets_dir, 200, err, sizeof err);
+    ev->drafts = rpc_redis_create(addr, RPC_REDIS_USER_DRAFTS, secrets_dir, 200, err, sizeof err);
+    if (!ev->pub || !ev->drafts) {
+        log_error("events_start_failed", "err=\"%s\"", err);
+        rpc_redis_destroy(ev->pub);
+        rpc_redis_destroy(ev->drafts);
+        free(ev);
+        return NULL;
+    }
     pthread_mutex_init(&ev->mu, NULL);
     pthread_cond_init(&ev->cv, NULL);
-    snprintf(ev->host, sizeof ev->host, "%s", host);
-    ev->port = port;
     ev->limit = queue_limit > 0 ? queue_limit : 100000;
     if (reg) {
         ev->m_published =
@@ -198,6 +182,8 @@ game_events *game_events_start(const char *host, int port, int queue_limit, metr
     if (pthread_create(&ev->thread, NULL, ev__main, ev) != 0) {
         pthread_cond_destroy(&ev->cv);
         pthread_mutex_destroy(&ev->mu);
+        rpc_redis_destroy(ev->pub);
+        rpc_redis_destroy(ev->drafts);
         free(ev);
         return NULL;
     }
@@ -213,8 +199,8 @@ void game_events_stop(game_events *ev)
     pthread_cond_signal(&ev->cv);
     pthread_mutex_unlock(&ev->mu);
     pthread_join(ev->thread, NULL);
-    if (ev->rc)
-        redisFree(ev->rc);
+    rpc_redis_destroy(ev->pub);
+    rpc_redis_destroy(ev->drafts);
     pthread_cond_destroy(&ev->cv);
     pthread_mutex_destroy(&ev->mu);
     free(ev);

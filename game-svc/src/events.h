@@ -3,8 +3,9 @@
  * ev:<account_id> <packed scrabble.v1.Event>) and draft deletions.
  *
  * Gameplay never waits on Redis: callers only enqueue into a bounded queue
- * (a mutex held for a pointer swap); one publisher thread with its own
- * hiredis connection drains it. When Redis is down or the queue is full the
+ * (a mutex held for a pointer swap); one publisher thread drains it over
+ * two rpc/redis.h connections, one per ACL role: `publisher` for PUBLISH,
+ * `drafts` for draft deletions. When Redis is down or the queue is full the
  * item is dropped and counted (game_events_dropped_total): events are a live
  * convenience, clients resynchronise from GetState / GetHistory.
  */
@@ -18,16 +19,19 @@
 
 typedef struct game_events game_events;
 
-/* Starts the publisher thread for Redis at host:port. NULL on error.
+/* Starts the publisher thread for Redis at addr ("host:port"), with the ACL
+ * passwords in secrets_dir (see rpc/redis.h; empty: no AUTH). NULL on error.
  * Free with game_events_stop. */
-game_events *game_events_start(const char *host, int port, int queue_limit, metrics_registry *reg);
+game_events *game_events_start(const char *addr, const char *secrets_dir, int queue_limit,
+                               metrics_registry *reg);
 /* Flushes what it can within ~1 s, stops the thread, frees everything. */
 void game_events_stop(game_events *ev);
 
 /* Packs `e` and queues PUBLISH ev:<account_id>. Thread-safe, never blocks. */
 void game_events_publish(game_events *ev, int64_t account_id, const Scrabble__V1__Event *e);
-/* Queues DEL <key>. Thread-safe, never blocks. */
-void game_events_del(game_events *ev, const char *key);
+/* Queues DEL of the draft of (game_id, account_id). Thread-safe, never
+ * blocks. */
+void game_events_del_draft(game_events *ev, int64_t game_id, int64_t account_id);
 
 /* Items published so far (tests). */
 uint64_t game_events_published(game_events *ev);

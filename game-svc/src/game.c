@@ -407,10 +407,8 @@ static void game__publish_move(game_svc *svc, game_entry *e, const game_move *m,
  * delete is a delete. */
 static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a)
 {
-    char key[64];
     game__publish_move(svc, e, m, a);
-    game_drafts_key(key, sizeof key, e->game_id, m->account_id);
-    game_events_del(svc->events, key);
+    game_events_del_draft(svc->events, e->game_id, m->account_id);
 }
 
 void game_announce_start(game_svc *svc, game_entry *e)

@@ -23,6 +23,7 @@ typedef struct game_config {
     rpc_server_config rpc;
     char store[128];
     char redis[128];
+    char redis_secrets[512];
     char lexicon_dir[256];
     char default_lexicon[32];
     char log_level[16];

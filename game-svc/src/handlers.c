@@ -16,6 +16,8 @@
 #include "rpc/wire_check.h"
 
 #define HANDLERS__CHAT_MAX 500
+/* A rack holds 7 tiles: no play, preview or draft places more. */
+#define HANDLERS__PLACEMENTS_MAX 7
 /* ListChat: a page is 1..200 messages; 0 asks for the default. */
 #define HANDLERS__LIST_CHAT_MAX 200
 #define HANDLERS__LIST_CHAT_DEFAULT 50
@@ -41,12 +43,26 @@ static int64_t handlers__account(rpc_call *call)
     return id;
 }
 
+/* Refuses more placements than a rack holds (the gateway already does;
+ * game-svc does not rely on it). */
+static bool handlers__placements_ok(rpc_call *call, size_t n)
+{
+    if (n <= HANDLERS__PLACEMENTS_MAX)
+        return true;
+    rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "too_many_placements",
+                  "%zu placements; at most %d", n, HANDLERS__PLACEMENTS_MAX);
+    return false;
+}
+
 static game_op *handlers__op(rpc_call *call, const ProtobufCMessage *req, game_op_run_fn run,
                              game_op_post_fn post)
 {
     int64_t account = handlers__account(call);
     if (!account)
         return NULL;
+    /* Fields outside the contract are not kept: drafts re-pack their
+     * placements into Redis, and nothing unknown should travel on. */
+    rpc_message_strip_unknown((ProtobufCMessage *)req);
     game_op *op = rpc_arena_calloc(rpc_call_arena(call), 1, sizeof *op);
     if (!op) {
         rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
@@ -197,7 +213,7 @@ static void handlers_evaluate(rpc_call *call, const ProtobufCMessage *req, void 
 {
     const Scrabble__V1__EvaluateRequest *r = (const Scrabble__V1__EvaluateRequest *)req;
     game_op *op = handlers__op(call, req, handlers__evaluate_run, NULL);
-    if (op)
+    if (op && handlers__placements_ok(call, r->n_placements))
         game_dispatch(svc, r->game_id, op);
 }
 
@@ -222,7 +238,7 @@ static void handlers_submit_play(rpc_call *call, const ProtobufCMessage *req, vo
 {
     const Scrabble__V1__SubmitPlayRequest *r = (const Scrabble__V1__SubmitPlayRequest *)req;
     game_op *op = handlers__turn_op(call, req, GAME_MOVE_PLAY, r->expected_seq);
-    if (!op)
+    if (!op || !handlers__placements_ok(call, r->n_placements))
         return;
     op->turn.nplaced = handlers__placements(r->placements, r->n_placements, op->placed);
     game_dispatch(svc, r->game_id, op);
@@ -329,11 +345,11 @@ static void handlers_save_draft(rpc_call *call, const ProtobufCMessage *req, voi
 {
     const Scrabble__V1__SaveDraftRequest *r = (const Scrabble__V1__SaveDraftRequest *)req;
     game_op *op = handlers__op(call, req, handlers__seat_then_post, handlers__save_draft_post);
-    if (!op)
+    if (!op || !handlers__placements_ok(call, r->n_placements))
         return;
-    if (r->n_placements > SOLVER_DIM || (r->rack_order && strlen(r->rack_order) > 16)) {
+    if (r->rack_order && strlen(r->rack_order) > 16) {
         rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "too_long",
-                      "a draft holds at most %d placements and a 16-letter rack order", SOLVER_DIM);
+                      "a draft's rack order has at most 16 letters");
         return;
     }
     if (!handlers__draft_squares_ok(call, r))
@@ -635,22 +651,25 @@ static void handlers_create_game(rpc_call *call, const ProtobufCMessage *req, vo
 
 /* ------------------------------------------------------------------ */
 
+/* Request size bounds as at the gateway (edge.c): what each method can
+ * legitimately carry, checked by the runtime before anything is decoded. */
+#define HANDLERS__SMALL 1024
 const rpc_method_impl game_handlers[] = {
-    {"CreateGame", handlers_create_game},
-    {"GetState", handlers_get_state},
-    {"GetHistory", handlers_get_history},
-    {"Evaluate", handlers_evaluate},
-    {"SubmitPlay", handlers_submit_play},
-    {"Pass", handlers_pass},
-    {"Exchange", handlers_exchange},
-    {"Resign", handlers_resign},
-    {"SaveDraft", handlers_save_draft},
-    {"GetDraft", handlers_get_draft},
-    {"CheckWord", handlers_check_word},
-    {"Nudge", handlers_nudge},
-    {"SendChat", handlers_send_chat},
-    {"ListChat", handlers_list_chat},
-    {NULL, NULL},
+    {"CreateGame", handlers_create_game, HANDLERS__SMALL},
+    {"GetState", handlers_get_state, HANDLERS__SMALL},
+    {"GetHistory", handlers_get_history, HANDLERS__SMALL},
+    {"Evaluate", handlers_evaluate, HANDLERS__SMALL},
+    {"SubmitPlay", handlers_submit_play, HANDLERS__SMALL},
+    {"Pass", handlers_pass, HANDLERS__SMALL},
+    {"Exchange", handlers_exchange, HANDLERS__SMALL},
+    {"Resign", handlers_resign, HANDLERS__SMALL},
+    {"SaveDraft", handlers_save_draft, HANDLERS__SMALL},
+    {"GetDraft", handlers_get_draft, HANDLERS__SMALL},
+    {"CheckWord", handlers_check_word, HANDLERS__SMALL},
+    {"Nudge", handlers_nudge, HANDLERS__SMALL},
+    {"SendChat", handlers_send_chat, 4096},
+    {"ListChat", handlers_list_chat, HANDLERS__SMALL},
+    {NULL, NULL, 0, false},
 };
 
 /* Every Game method acts for the account named in the scrabble-account-id

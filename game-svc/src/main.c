@@ -9,18 +9,7 @@
 #include "handlers.h"
 #include "rpc/cfg.h"
 #include "rpc/log.h"
-
-/* "host:port" -> host, port. Returns 0 or -1. */
-static int main__split_addr(const char *addr, char *host, size_t hostlen, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    if (!colon || colon == addr || (size_t)(colon - addr) >= hostlen)
-        return -1;
-    memcpy(host, addr, (size_t)(colon - addr));
-    host[colon - addr] = 0;
-    *port = atoi(colon + 1);
-    return *port > 0 && *port < 65536 ? 0 : -1;
-}
+#include "rpc/redis.h"
 
 int main(int argc, char **argv)
 {
@@ -44,7 +33,7 @@ int main(int argc, char **argv)
         return 2;
     }
     log_threshold = lvl;
-    if (main__split_addr(svc.cfg.redis, rhost, sizeof rhost, &rport) != 0) {
+    if (rpc_redis_parse_addr(svc.cfg.redis, rhost, sizeof rhost, &rport) != 0) {
         fprintf(stderr, "game-svc: --redis: expected host:port, got %s\n", svc.cfg.redis);
         return 2;
     }
@@ -69,8 +58,8 @@ int main(int argc, char **argv)
     }
     metrics_registry *reg = rpc_server_metrics(server);
     svc.cache = game_cache_create((size_t)svc.cfg.cache_mb << 20);
-    svc.drafts = game_drafts_create(rhost, rport, svc.cfg.rpc.workers + 1);
-    svc.events = game_events_start(rhost, rport, 100000, reg);
+    svc.drafts = game_drafts_create(svc.cfg.redis, svc.cfg.redis_secrets, svc.cfg.rpc.workers + 1);
+    svc.events = game_events_start(svc.cfg.redis, svc.cfg.redis_secrets, 100000, reg);
     if (!svc.cache || !svc.drafts || !svc.events ||
         game_store_open(&svc.store, svc.cfg.store, &store_tls, reg) != 0) {
         log_error("start_failed", "reason=oom");

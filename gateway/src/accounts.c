@@ -16,8 +16,11 @@
 #include "scrabble/v1/game.pb-c.h"
 #include "scrabble/v1/store.pb-c.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define GW_STORE(M) "/scrabble.v1.Store/" #M
 
@@ -49,6 +52,110 @@ static bool gw_acc__oom(gw_req *r, const void *p)
 
 /* ---- sessions ---------------------------------------------------- */
 
+/* Register and Login are the only calls without a token, so they carry
+ * their own throttles (throttle.h), all answered from gateway memory: a
+ * rejected attempt costs a hash and a lock, allocates nothing outside the
+ * call's arena and never reaches store-svc.
+ *   1. per client address, before the body is decoded;
+ *   2. per handle (and, for Login, the failed-login backoff) once decoded.
+ * The handle key is ASCII-lower-cased so case variants share one bucket. */
+
+static int64_t gw_acc__mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Finishes r's call RESOURCE_EXHAUSTED login_throttled or
+ * register_throttled after a throttle said rc (GW_THROTTLE_RATE or
+ * _BACKOFF) for `by`. */
+static void gw_acc__throttled(gw_req *r, int kind, int by, int rc, int64_t retry_ms)
+{
+    if (rc == GW_THROTTLE_BACKOFF)
+        by = GW_TH_BY_BACKOFF;
+    static const char *const what[GW_TH_BY_COUNT] = {"from this address", "for this handle",
+                                                     "after failed logins for this handle"};
+    long long s = (long long)(retry_ms / 1000), ms = (long long)(retry_ms % 1000);
+    if (kind == GW_TH_LOGIN) {
+        metric_add(r->gw->m.throttled[0][by], 1);
+        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "login_throttled",
+                      "too many login attempts %s; retry in %lld.%03lld s", what[by], s, ms);
+    } else {
+        metric_add(r->gw->m.throttled[1][by], 1);
+        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "register_throttled",
+                      "too many registrations %s; retry in %lld.%03lld s", what[by], s, ms);
+    }
+}
+
+/* The throttle key of a client address: the 4 bytes of an IPv4 address
+ * (also when IPv4-mapped), the /64 prefix of an IPv6 one (one host
+ * commonly holds a whole /64, so a finer key would give an attacker 2^64
+ * buckets), the text itself for anything else. Returns its length. */
+static size_t gw_acc__address_key(const char *addr, unsigned char key[16])
+{
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, addr, key) == 1)
+        return 4;
+    if (inet_pton(AF_INET6, addr, &a6) == 1) {
+        if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+            memcpy(key, a6.s6_addr + 12, 4);
+            return 4;
+        }
+        memcpy(key, a6.s6_addr, 8);
+        return 8;
+    }
+    size_t n = strlen(addr);
+    n = n < 16 ? n : 16;
+    memcpy(key, addr, n);
+    return n;
+}
+
+static bool gw_acc__address_ok(gw_req *r, int kind)
+{
+    const gw_config *cfg = &r->gw->cfg;
+    gw_throttle_rule rule =
+        kind == GW_TH_LOGIN
+            ? (gw_throttle_rule){cfg->login_per_address, cfg->login_burst_per_address}
+            : (gw_throttle_rule){cfg->register_per_address, cfg->register_burst_per_address};
+    if (rule.per_min <= 0)
+        return true;
+    unsigned char key[16];
+    size_t klen = gw_acc__address_key(rpc_call_peer_address(r->call), key);
+    int64_t retry = 0;
+    int rc = gw_throttle_check(r->gw->th_address, kind, (const char *)key, klen, &rule,
+                               gw_acc__mono_ns(), &retry);
+    if (rc == GW_THROTTLE_OK)
+        return true;
+    gw_acc__throttled(r, kind, GW_TH_BY_ADDRESS, rc, retry);
+    return false;
+}
+
+static bool gw_acc__handle_ok(gw_req *r, int kind, const char *handle)
+{
+    const gw_config *cfg = &r->gw->cfg;
+    size_t n = handle ? strlen(handle) : 0;
+    char *key = rpc_arena_alloc(rpc_call_arena(r->call), n + 1);
+    if (!key) {
+        rpc_call_fail(r->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        key[i] = handle[i] >= 'A' && handle[i] <= 'Z' ? (char)(handle[i] + 32) : handle[i];
+    key[n] = '\0';
+    r->handle_key = key;
+    gw_throttle_rule rule =
+        kind == GW_TH_LOGIN
+            ? (gw_throttle_rule){cfg->login_per_handle, cfg->login_burst_per_handle}
+            : (gw_throttle_rule){cfg->register_per_handle, cfg->register_burst_per_handle};
+    int64_t retry = 0;
+    int rc = gw_throttle_check(r->gw->th_handle, kind, key, n, &rule, gw_acc__mono_ns(), &retry);
+    if (rc == GW_THROTTLE_OK)
+        return true;
+    gw_acc__throttled(r, kind, GW_TH_BY_HANDLE, rc, retry);
+    return false;
+}
+
 /* A fresh token is put in the cache at once: the client's next call is a
  * cache hit rather than a store round-trip. */
 static void gw_acc__session_opened(void *arg, const rpc_status *st, ProtobufCMessage *reply)
@@ -61,16 +168,46 @@ static void gw_acc__session_opened(void *arg, const rpc_status *st, ProtobufCMes
     gw_acc__relay(arg, st, reply);
 }
 
+/* A failed login (unknown handle or wrong password alike: store-svc does
+ * the same work for both) moves the handle along its backoff; a success
+ * clears it. */
+static void gw_acc__logged_in(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    gw_ctx *gw = r->gw;
+    const char *key = r->handle_key;
+    if (st->code == GRPC_STATUS_OK) {
+        gw_throttle_succeed(gw->th_handle, GW_TH_LOGIN, key, strlen(key));
+    } else if (st->code == GRPC_STATUS_UNAUTHENTICATED &&
+               strcmp(st->reason, "bad_credentials") == 0) {
+        gw_backoff_rule rule = {gw->cfg.login_free_failures, gw->cfg.login_backoff_base_ms,
+                                gw->cfg.login_backoff_max_ms};
+        metric_add(gw->m.login_failures, 1);
+        gw_throttle_fail(gw->th_handle, GW_TH_LOGIN, key, strlen(key), &rule, gw_acc__mono_ns());
+    }
+    gw_acc__session_opened(arg, st, reply);
+}
+
 void gw_acc_register(gw_req *r)
 {
+    if (!gw_acc__address_ok(r, GW_TH_REGISTER) || !gw_request_decode(r))
+        return;
+    const Scrabble__V1__RegisterRequest *in = (const Scrabble__V1__RegisterRequest *)r->msg;
+    if (!gw_acc__handle_ok(r, GW_TH_REGISTER, in->handle))
+        return;
     gw_acc__store(r, GW_STORE(Register), r->msg, &scrabble__v1__auth_reply__descriptor,
                   gw_acc__session_opened);
 }
 
 void gw_acc_login(gw_req *r)
 {
+    if (!gw_acc__address_ok(r, GW_TH_LOGIN) || !gw_request_decode(r))
+        return;
+    const Scrabble__V1__LoginRequest *in = (const Scrabble__V1__LoginRequest *)r->msg;
+    if (!gw_acc__handle_ok(r, GW_TH_LOGIN, in->handle))
+        return;
     gw_acc__store(r, GW_STORE(Login), r->msg, &scrabble__v1__auth_reply__descriptor,
-                  gw_acc__session_opened);
+                  gw_acc__logged_in);
 }
 
 /* ---- profiles and stats ------------------------------------------ */

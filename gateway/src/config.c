@@ -23,6 +23,9 @@ static const cfg_option gw_options[] = {
     GW_OPT_STR(games, "games", "127.0.0.1:7100",
                "comma-separated game-svc targets; a game is owned by the rendezvous-hash winner"),
     GW_OPT_STR(redis, "redis", "127.0.0.1:56379", "Redis host:port for live events"),
+    GW_OPT_STR(redis_secrets, "redis-secrets", "var/secrets",
+               "directory holding the Redis ACL passwords redis-publisher.pass and "
+               "redis-subscriber.pass (empty: no AUTH, for a Redis without ACLs)"),
     GW_OPT_DUR(auth_ttl_ms, "auth-ttl", 1000, 3600000, "30s",
                "how long a resolved token is trusted"),
     GW_OPT_DUR(
@@ -51,6 +54,32 @@ static const cfg_option gw_options[] = {
                "deadline of a downstream call (the client's own deadline wins when earlier)"),
     GW_OPT_INT(publish_queue, "publish-queue", 16, 1000000, "10000",
                "events waiting to be published to Redis"),
+    /* Login and Register are the only calls without a token: these
+     * throttles stand where the per-account limiter cannot. */
+    GW_OPT_INT(login_per_address, "login-per-address", 0, 1000000, "30",
+               "Login attempts per minute per client address (0: unlimited)"),
+    GW_OPT_INT(login_burst_per_address, "login-burst-per-address", 1, 1000000, "10",
+               "Login bucket size per client address"),
+    GW_OPT_INT(register_per_address, "register-per-address", 0, 1000000, "6",
+               "Register calls per minute per client address (0: unlimited)"),
+    GW_OPT_INT(register_burst_per_address, "register-burst-per-address", 1, 1000000, "5",
+               "Register bucket size per client address"),
+    GW_OPT_INT(login_per_handle, "login-per-handle", 0, 1000000, "10",
+               "Login attempts per minute per handle (0: unlimited)"),
+    GW_OPT_INT(login_burst_per_handle, "login-burst-per-handle", 1, 1000000, "5",
+               "Login bucket size per handle"),
+    GW_OPT_INT(register_per_handle, "register-per-handle", 0, 1000000, "6",
+               "Register calls per minute per handle (0: unlimited)"),
+    GW_OPT_INT(register_burst_per_handle, "register-burst-per-handle", 1, 1000000, "3",
+               "Register bucket size per handle"),
+    GW_OPT_INT(login_free_failures, "login-free-failures", 0, 1000, "3",
+               "failed logins per handle before the backoff starts"),
+    GW_OPT_DUR(login_backoff_base_ms, "login-backoff", 0, 3600000, "1s",
+               "first backoff after the free failures; doubles with each failure (0: off)"),
+    GW_OPT_DUR(login_backoff_max_ms, "login-backoff-max", 1000, 86400000, "5m",
+               "longest backoff; a handle without failures this long starts over"),
+    GW_OPT_INT(throttle_entries, "throttle-entries", 1024, 10000000, "65536",
+               "slots of each throttle table (addresses, handles; 56 bytes each)"),
     GW_OPT_STR(log_level, "log-level", "info", "debug | info | warn | error | off"),
 };
 

@@ -16,6 +16,7 @@ typedef struct gw_config {
     char store[256];          /* store-svc target */
     char games[2048];         /* comma-separated game-svc targets */
     char redis[256];          /* host:port */
+    char redis_secrets[512];  /* dir of redis-<user>.pass; "" = no AUTH */
     int auth_ttl_ms;          /* positive cache entries live this long */
     int auth_negative_ttl_ms; /* rejected tokens are remembered this long */
     int auth_cache_size;      /* entries */
@@ -25,6 +26,14 @@ typedef struct gw_config {
     int max_streams_per_account;
     int downstream_timeout_ms;
     int publish_queue; /* INVITATION events waiting for Redis */
+    /* Throttles on authentication (per minute, bucket size). */
+    int login_per_address, login_burst_per_address;
+    int register_per_address, register_burst_per_address;
+    int login_per_handle, login_burst_per_handle;
+    int register_per_handle, register_burst_per_handle;
+    int login_free_failures;
+    int login_backoff_base_ms, login_backoff_max_ms;
+    int throttle_entries; /* slots per throttle table (addresses, handles) */
     char log_level[16];
 } gw_config;
 

@@ -3,11 +3,10 @@
  */
 #include "events.h"
 
-#include "publish.h"
 #include "rpc/log.h"
+#include "rpc/redis.h"
 #include "scrabble/v1/common.pb-c.h"
 
-#include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -16,31 +15,15 @@
 #include <time.h>
 
 struct gw_events {
-    char host[256];
-    int port;
+    rpc_redis *conn; /* the thread's; ACL user subscriber */
     gw_subs *subs;
     metric *delivered, *unrouted;
     pthread_t thread;
-    pthread_mutex_t mu; /* guards ctx against the stopper */
-    redisContext *ctx;  /* the live connection, or NULL */
+    pthread_mutex_t mu; /* guards fd against the stopper */
+    int fd;             /* the live connection's socket, or -1 */
     atomic_bool stopping;
     atomic_bool connected;
 };
-
-int64_t gw_events_channel_account(const char *channel, size_t len)
-{
-    if (len < 4 || len > 3 + 19 || memcmp(channel, "ev:", 3) != 0)
-        return 0;
-    int64_t v = 0;
-    for (size_t i = 3; i < len; i++) {
-        if (channel[i] < '0' || channel[i] > '9')
-            return 0;
-        if (v > (INT64_MAX - 9) / 10)
-            return 0;
-        v = v * 10 + (channel[i] - '0');
-    }
-    return v;
-}
 
 bool gw_events_connected(gw_events *ev)
 {
@@ -64,7 +47,7 @@ static void gw_events__dispatch(gw_events *ev, const redisReply *r)
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
         r->element[2]->type != REDIS_REPLY_STRING || r->element[3]->type != REDIS_REPLY_STRING)
         return;
-    int64_t account = gw_events_channel_account(r->element[2]->str, r->element[2]->len);
+    int64_t account = rpc_redis_event_channel_account(r->element[2]->str, r->element[2]->len);
     if (account <= 0)
         return;
     /* Decode once, check it is an Event, and let the stream re-pack it. */
@@ -88,32 +71,30 @@ static void gw_events__dispatch(gw_events *ev, const redisReply *r)
     scrabble__v1__event__free_unpacked(e, NULL);
 }
 
+static void gw_events__set_fd(gw_events *ev, int fd)
+{
+    pthread_mutex_lock(&ev->mu);
+    ev->fd = fd;
+    pthread_mutex_unlock(&ev->mu);
+}
+
 static void *gw_events__main(void *arg)
 {
     gw_events *ev = arg;
-    int backoff_ms = 100;
     while (!atomic_load(&ev->stopping)) {
-        struct timeval tv = {.tv_sec = 1, .tv_usec = 0};
-        redisContext *c = redisConnectWithTimeout(ev->host, ev->port, tv);
-        if (!c || c->err) {
-            log_warn("redis_connect_failed", "role=subscriber addr=%s:%d err=\"%s\" retry_ms=%d",
-                     ev->host, ev->port, c ? c->errstr : "oom", backoff_ms);
-            if (c)
-                redisFree(c);
-            gw_events__sleep_ms(ev, backoff_ms);
-            backoff_ms = backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2;
+        if (rpc_redis_ensure(ev->conn) != 0) {
+            /* rpc/redis.h logged the outage and set the backoff. */
+            int wait_ms = rpc_redis_retry_in_ms(ev->conn);
+            gw_events__sleep_ms(ev, wait_ms > 0 ? wait_ms : 1);
             continue;
         }
-        /* Blocking reads with no timeout: an idle pub/sub connection is
-         * normal. The stopper wakes the read by shutting the socket down. */
-        struct timeval none = {0, 0};
-        redisSetTimeout(c, none);
-        pthread_mutex_lock(&ev->mu);
-        ev->ctx = c;
-        pthread_mutex_unlock(&ev->mu);
+        redisContext *c = rpc_redis_context(ev->conn);
+        gw_events__set_fd(ev, c->fd);
         if (atomic_load(&ev->stopping))
-            goto drop;
-        redisReply *r = redisCommand(c, "PSUBSCRIBE ev:*");
+            break;
+        const char *argv[2] = {"PSUBSCRIBE", RPC_REDIS_EVENTS_PATTERN};
+        size_t argvlen[2] = {10, strlen(RPC_REDIS_EVENTS_PATTERN)};
+        redisReply *r = redisCommandArgv(c, 2, argv, argvlen);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             log_warn("redis_psubscribe_failed", "err=\"%s\"", r ? r->str : c->errstr);
             if (r)
@@ -121,9 +102,12 @@ static void *gw_events__main(void *arg)
             goto drop;
         }
         freeReplyObject(r);
+        /* Blocking reads with no timeout: an idle pub/sub connection is
+         * normal. The stopper wakes the read by shutting the socket down. */
+        struct timeval none = {0, 0};
+        redisSetTimeout(c, none);
         atomic_store(&ev->connected, true);
-        backoff_ms = 100;
-        log_info("redis_subscribed", "addr=%s:%d pattern=ev:*", ev->host, ev->port);
+        log_info("redis_subscribed", "pattern=%s", RPC_REDIS_EVENTS_PATTERN);
         for (;;) {
             void *reply = NULL;
             if (redisGetReply(c, &reply) != REDIS_OK || !reply)
@@ -135,32 +119,35 @@ static void *gw_events__main(void *arg)
             log_warn("redis_disconnected", "role=subscriber err=\"%s\"", c->errstr);
     drop:
         atomic_store(&ev->connected, false);
-        pthread_mutex_lock(&ev->mu);
-        ev->ctx = NULL;
-        pthread_mutex_unlock(&ev->mu);
-        redisFree(c);
-        gw_events__sleep_ms(ev, backoff_ms);
-        backoff_ms = backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2;
+        gw_events__set_fd(ev, -1);
+        rpc_redis_broken(ev->conn);
     }
+    gw_events__set_fd(ev, -1);
     return NULL;
 }
 
-gw_events *gw_events_start(const char *redis_addr, gw_subs *subs, metric *delivered,
-                           metric *unrouted)
+gw_events *gw_events_start(const char *redis_addr, const char *redis_secrets, gw_subs *subs,
+                           metric *delivered, metric *unrouted)
 {
+    char err[160];
     gw_events *ev = calloc(1, sizeof(*ev));
     if (!ev)
         return NULL;
-    if (gw_redis_addr(redis_addr, ev->host, sizeof ev->host, &ev->port) != 0) {
+    ev->conn = rpc_redis_create(redis_addr, RPC_REDIS_USER_SUBSCRIBER, redis_secrets, 1000, err,
+                                sizeof err);
+    if (!ev->conn) {
+        log_error("start_failed", "role=subscriber err=\"%s\"", err);
         free(ev);
         return NULL;
     }
+    ev->fd = -1;
     ev->subs = subs;
     ev->delivered = delivered;
     ev->unrouted = unrouted;
     pthread_mutex_init(&ev->mu, NULL);
     if (pthread_create(&ev->thread, NULL, gw_events__main, ev) != 0) {
         pthread_mutex_destroy(&ev->mu);
+        rpc_redis_destroy(ev->conn);
         free(ev);
         return NULL;
     }
@@ -173,10 +160,11 @@ void gw_events_stop(gw_events *ev)
         return;
     atomic_store(&ev->stopping, true);
     pthread_mutex_lock(&ev->mu);
-    if (ev->ctx)
-        shutdown(ev->ctx->fd, SHUT_RDWR);
+    if (ev->fd >= 0)
+        shutdown(ev->fd, SHUT_RDWR);
     pthread_mutex_unlock(&ev->mu);
     pthread_join(ev->thread, NULL);
+    rpc_redis_destroy(ev->conn);
     pthread_mutex_destroy(&ev->mu);
     free(ev);
 }

@@ -1,6 +1,7 @@
 /*
  * events.h — the gateway's one Redis subscriber: a thread with a blocking
- * hiredis connection doing PSUBSCRIBE ev:* and handing each event to the
+ * rpc/redis.h connection (ACL user `subscriber`, authenticated on every
+ * reconnect) doing PSUBSCRIBE ev:* and handing each event to the
  * local Subscribe streams of its account (subscribe.h).
  *
  * Why one pattern subscription per gateway and not a SUBSCRIBE per account:
@@ -23,17 +24,15 @@
 
 typedef struct gw_events gw_events;
 
-/* Starts the subscriber thread on redis_addr ("host:port"); it connects,
- * and reconnects with backoff (100 ms doubling to 5 s) for as long as it
- * runs. `delivered`, `unrouted` may be NULL. NULL on error. */
-gw_events *gw_events_start(const char *redis_addr, gw_subs *subs, metric *delivered,
-                           metric *unrouted);
+/* Starts the subscriber thread on redis_addr ("host:port"), with the ACL
+ * passwords in redis_secrets (empty: no AUTH); it connects, and reconnects
+ * with rpc/redis.h's backoff (100 ms doubling to 1 s) for as long as it
+ * runs. `delivered`, `unrouted` may be NULL. NULL on error (logged). */
+gw_events *gw_events_start(const char *redis_addr, const char *redis_secrets, gw_subs *subs,
+                           metric *delivered, metric *unrouted);
 /* Stops the thread (wakes its blocking read) and frees. */
 void gw_events_stop(gw_events *ev);
 /* true while subscribed (for health and tests). */
 bool gw_events_connected(gw_events *ev);
-
-/* Parses "ev:<decimal>" into an account id; 0 when malformed. Pure. */
-int64_t gw_events_channel_account(const char *channel, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * forward.c — game methods. The request was decoded only so the game id can
- * be read; the inbound bytes go downstream unchanged (rpc_client_raw) to the
+ * forward.c — game methods. The request was decoded so the game id can be
+ * read and its bounds checked; the inbound bytes go downstream unchanged
+ * (rpc_client_raw; re-packed only when they held unknown fields) to the
  * owning game-svc instance over its long-lived channel, with the caller's
  * identity in metadata and the inbound call as parent (deadline), and the
  * downstream reply bytes and status (code, message, scrabble-reason) go
@@ -42,8 +43,16 @@ static void gw_forward__to(gw_req *r, int instance)
     rpc_client_opts o = gw_downstream_opts(r);
     o.arena = NULL;
     metric_add(gw->m.forwarded, 1);
-    if (rpc_client_raw(gw->games[instance], r->method->downstream, rpc_call_request_bytes(r->call),
-                       &o, gw_forward__done, r) != RPC_OK) {
+    /* The inbound bytes go on unchanged, unless they carried fields outside
+     * the contract: then the decoded message, stripped of them, is packed
+     * anew (rpc_client_raw takes its own reference). */
+    grpc_byte_buffer *repacked = r->stripped ? rpc_pack(r->msg) : NULL;
+    int rc = rpc_client_raw(gw->games[instance], r->method->downstream,
+                            repacked ? repacked : rpc_call_request_bytes(r->call), &o,
+                            gw_forward__done, r);
+    if (repacked)
+        grpc_byte_buffer_destroy(repacked);
+    if (rc != RPC_OK) {
         metric_add(gw->m.downstream_unavailable, 1);
         rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable",
                       "game service %s unreachable", gw->game_names[instance]);

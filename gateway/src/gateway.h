@@ -19,6 +19,7 @@
 #include "config.h"
 #include "ratelimit.h"
 #include "rpc/metrics.h"
+#include "throttle.h"
 #include "rpc/rpc.h"
 
 typedef struct gw_subs gw_subs;
@@ -35,7 +36,12 @@ typedef struct gw_method {
     gw_rate_class cls;
     gw_action action;
     const char *downstream; /* full path of the downstream method, or NULL */
+    size_t max_bytes;       /* largest request body it can legitimately carry */
 } gw_method;
+
+/* Keys of the throttle tables: which bucket of an address or handle. */
+enum { GW_TH_LOGIN = 1, GW_TH_REGISTER = 2 };
+enum { GW_TH_BY_ADDRESS, GW_TH_BY_HANDLE, GW_TH_BY_BACKOFF, GW_TH_BY_COUNT };
 
 /* The server context: everything the gateway owns, created in main and
  * destroyed there; handlers reach it through the svc pointer. */
@@ -49,6 +55,8 @@ typedef struct gw_ctx {
     char game_names[GW_MAX_GAME_INSTANCES][128];
     gw_authcache *auth;
     gw_ratelimit *limiter;
+    gw_throttle *th_address; /* Login/Register buckets per client address */
+    gw_throttle *th_handle;  /* ... per handle, and the failed-login backoff */
     gw_subs *subs;
     gw_events *events;
     gw_publisher *publisher;
@@ -59,6 +67,9 @@ typedef struct gw_ctx {
         metric *forwarded, *downstream_unavailable;
         metric *subscribers, *events_delivered, *events_unrouted, *slow_consumers;
         metric *published, *publish_dropped;
+        metric *throttled[2][GW_TH_BY_COUNT]; /* [login, register][by] */
+        metric *login_failures, *throttle_entries[2];
+        metric *unknown_stripped, *too_many_items;
     } m;
 } gw_ctx;
 
@@ -70,13 +81,26 @@ struct gw_req {
     const gw_method *method;
     gw_identity who;
     char account_str[24];
-    rpc_metadata md[2]; /* scrabble-account-id, scrabble-handle */
-    gw_action next;     /* auth.c: what runs once authenticated */
-    void *step;         /* multi-step flows keep their state here */
+    rpc_metadata md[2];     /* scrabble-account-id, scrabble-handle */
+    gw_action next;         /* auth.c: what runs once authenticated */
+    void *step;             /* multi-step flows keep their state here */
+    bool stripped;          /* the request had unknown fields: forward r->msg re-packed */
+    const char *handle_key; /* accounts.c: the throttle key of a Login/Register */
 };
 
-/* edge.c: registers scrabble.v1.Edge on the server. Returns 0 or -1. */
+/* edge.c: registers scrabble.v1.Edge on the server. Returns 0 or -1 (also
+ * when an Edge request has a repeated field without a bound). */
 int gw_edge_register(gw_ctx *gw);
+
+/* edge.c: decodes r's request (the runtime checks the method's size bound
+ * before protobuf-c allocates), runs the string gate on its raw bytes
+ * (rpc/wire_check.h), bounds its repeated fields and drops any
+ * unknown fields, so nothing outside the contract travels downstream. On
+ * success r->msg is set; false: the call was finished with the error. Every
+ * action runs after it: methods with a token decode once authenticated
+ * and within their rate, Register and Login once their address throttle
+ * passed. */
+bool gw_request_decode(gw_req *r);
 
 /* auth.c: authenticates r->call, fills r->who and r->md, then runs `next`
  * (now or from a store callback), or finishes the call UNAUTHENTICATED /

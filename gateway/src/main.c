@@ -40,6 +40,9 @@ static void *gw_watchdog__main(void *arg)
                 rpc_channel_connect(ch);
             metric_set(w->ready[i], ready);
         }
+        /* The throttle tables never grow; these show how full they are. */
+        metric_set(gw->m.throttle_entries[0], (int64_t)gw_throttle_count(gw->th_address));
+        metric_set(gw->m.throttle_entries[1], (int64_t)gw_throttle_count(gw->th_handle));
         for (int t = 0; t < 20 && !atomic_load(&w->stop); t++) {
             struct timespec ts = {0, 50 * 1000000L};
             nanosleep(&ts, NULL);
@@ -78,6 +81,29 @@ static void gw_metrics_init(gw_ctx *gw)
         metrics_counter(reg, "gateway_events_published_total", NULL, "INVITATION events published");
     gw->m.publish_dropped = metrics_counter(reg, "gateway_events_publish_dropped_total", NULL,
                                             "Events not published (queue full or Redis down)");
+    static const char *const methods[2] = {"login", "register"};
+    static const char *const bys[GW_TH_BY_COUNT] = {"address", "handle", "backoff"};
+    for (int k = 0; k < 2; k++)
+        for (int b = 0; b < GW_TH_BY_COUNT; b++) {
+            if (k == 1 && b == GW_TH_BY_BACKOFF)
+                continue; /* no backoff on Register */
+            char labels[64];
+            snprintf(labels, sizeof labels, "method=\"%s\",reason=\"%s\"", methods[k], bys[b]);
+            gw->m.throttled[k][b] = metrics_counter(
+                reg, "gateway_auth_throttled_total", labels,
+                "Login/Register calls refused by a throttle, never sent downstream");
+        }
+    gw->m.login_failures = metrics_counter(reg, "gateway_login_failures_total", NULL,
+                                           "Logins store-svc answered bad_credentials");
+    gw->m.throttle_entries[0] = metrics_gauge(reg, "gateway_throttle_entries", "class=\"address\"",
+                                              "Slots in use in a throttle table");
+    gw->m.throttle_entries[1] = metrics_gauge(reg, "gateway_throttle_entries", "class=\"handle\"",
+                                              "Slots in use in a throttle table");
+    gw->m.unknown_stripped =
+        metrics_counter(reg, "gateway_unknown_fields_stripped_total", NULL,
+                        "Requests whose unknown fields were dropped before going downstream");
+    gw->m.too_many_items = metrics_counter(reg, "gateway_repeated_refused_total", NULL,
+                                           "Requests refused for too many placements or invitees");
 }
 
 int main(int argc, char **argv)
@@ -127,9 +153,11 @@ int main(int argc, char **argv)
     }
     gw.limiter = gw_ratelimit_create(rules, (size_t)gw.cfg.ratelimit_accounts);
     gw.auth = gw_authcache_create((size_t)gw.cfg.auth_cache_size);
+    gw.th_address = gw_throttle_create((size_t)gw.cfg.throttle_entries);
+    gw.th_handle = gw_throttle_create((size_t)gw.cfg.throttle_entries);
     gw.subs =
         gw_subs_create(gw.cfg.max_streams_per_account, NULL, gw.m.subscribers, gw.m.slow_consumers);
-    if (!gw.limiter || !gw.auth || !gw.subs) {
+    if (!gw.limiter || !gw.auth || !gw.subs || !gw.th_address || !gw.th_handle) {
         log_error("start_failed", "err=\"out of memory\"");
         goto fail;
     }
@@ -162,13 +190,12 @@ int main(int argc, char **argv)
             metrics_gauge(reg, "gateway_downstream_ready", labels, "1 when the channel is READY");
     }
 
-    gw.publisher = gw_publisher_start(gw.cfg.redis, gw.cfg.publish_queue, gw.m.published,
-                                      gw.m.publish_dropped);
-    gw.events = gw_events_start(gw.cfg.redis, gw.subs, gw.m.events_delivered, gw.m.events_unrouted);
-    if (!gw.publisher || !gw.events) {
-        log_error("start_failed", "err=\"bad --redis address '%s'\"", gw.cfg.redis);
+    gw.publisher = gw_publisher_start(gw.cfg.redis, gw.cfg.redis_secrets, gw.cfg.publish_queue,
+                                      gw.m.published, gw.m.publish_dropped);
+    gw.events = gw_events_start(gw.cfg.redis, gw.cfg.redis_secrets, gw.subs, gw.m.events_delivered,
+                                gw.m.events_unrouted);
+    if (!gw.publisher || !gw.events) /* the module has logged why */
         goto fail;
-    }
 
     if (gw_edge_register(&gw) != 0) {
         log_error("start_failed", "err=\"cannot register scrabble.v1.Edge\"");
@@ -209,6 +236,8 @@ fail:
     gw_subs_destroy(gw.subs);
     gw_authcache_destroy(gw.auth);
     gw_ratelimit_destroy(gw.limiter);
+    gw_throttle_destroy(gw.th_address);
+    gw_throttle_destroy(gw.th_handle);
     rpc_shutdown();
     return status;
 }

@@ -4,9 +4,9 @@
 #include "publish.h"
 
 #include "rpc/log.h"
+#include "rpc/redis.h"
 #include "rpc/status.h"
 
-#include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,8 +22,7 @@ typedef struct gw_pub_item {
 } gw_pub_item;
 
 struct gw_publisher {
-    char host[256];
-    int port;
+    rpc_redis *conn; /* the thread's; ACL user publisher */
     int max_queued;
     metric *published, *dropped;
     pthread_t thread;
@@ -34,46 +33,9 @@ struct gw_publisher {
     bool stopping;
 };
 
-int gw_redis_addr(const char *addr, char *host, size_t hostlen, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    size_t n = colon ? (size_t)(colon - addr) : strlen(addr);
-    if (n == 0 || n >= hostlen)
-        return -1;
-    memcpy(host, addr, n);
-    host[n] = '\0';
-    *port = 6379;
-    if (colon) {
-        char *end;
-        long p = strtol(colon + 1, &end, 10);
-        if (*end || p <= 0 || p > 65535)
-            return -1;
-        *port = (int)p;
-    }
-    return 0;
-}
-
-static redisContext *gw_pub__connect(gw_publisher *p)
-{
-    struct timeval tv = {.tv_sec = 1, .tv_usec = 0};
-    redisContext *c = redisConnectWithTimeout(p->host, p->port, tv);
-    if (!c || c->err) {
-        log_warn("redis_connect_failed", "role=publisher addr=%s:%d err=\"%s\"", p->host, p->port,
-                 c ? c->errstr : "oom");
-        if (c)
-            redisFree(c);
-        return NULL;
-    }
-    redisSetTimeout(c, tv);
-    log_info("redis_connected", "role=publisher addr=%s:%d", p->host, p->port);
-    return c;
-}
-
 static void *gw_pub__main(void *arg)
 {
     gw_publisher *p = arg;
-    redisContext *c = NULL;
-    int backoff_ms = 100;
     for (;;) {
         pthread_mutex_lock(&p->mu);
         while (!p->head && !p->stopping)
@@ -90,50 +52,48 @@ static void *gw_pub__main(void *arg)
         bool stopping = p->stopping;
         pthread_mutex_unlock(&p->mu);
 
-        /* One attempt to reconnect per item while Redis is down; an event
-         * that cannot be published is dropped (the state it announces is
-         * durable in store-svc and visible to the next poll). */
-        if (!c) {
-            c = gw_pub__connect(p);
-            if (!c && !stopping) {
-                struct timespec ts = {backoff_ms / 1000, (backoff_ms % 1000) * 1000000L};
-                nanosleep(&ts, NULL);
-                backoff_ms = backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2;
-            }
+        /* While Redis is down, each item waits out the connection's backoff
+         * for one more attempt (so a short outage delays events instead of
+         * dropping them); an event that still cannot be published is dropped
+         * (the state it announces is durable in store-svc and visible to the
+         * next poll). */
+        int wait_ms = rpc_redis_retry_in_ms(p->conn);
+        if (wait_ms > 0 && !stopping) {
+            struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
         }
+        char channel[RPC_REDIS_NAME_MAX];
         bool ok = false;
-        if (c) {
-            redisReply *rep =
-                redisCommand(c, "PUBLISH ev:%lld %b", (long long)it->account_id, it->data, it->len);
-            if (rep && rep->type != REDIS_REPLY_ERROR) {
+        if (rpc_redis_event_channel(channel, sizeof channel, it->account_id) > 0) {
+            const char *argv[3] = {"PUBLISH", channel, (const char *)it->data};
+            size_t argvlen[3] = {7, strlen(channel), it->len};
+            redisReply *rep = rpc_redis_command_argv(p->conn, 3, argv, argvlen);
+            if (rep && rep->type != REDIS_REPLY_ERROR)
                 ok = true;
-                backoff_ms = 100;
-            } else {
-                log_warn("redis_publish_failed", "account=%lld err=\"%s\"",
-                         (long long)it->account_id, rep ? rep->str : c->errstr);
-            }
+            else if (rep)
+                log_warn("redis_publish_failed", "account=%lld err=\"%.*s\"",
+                         (long long)it->account_id, (int)(rep->len > 100 ? 100 : rep->len),
+                         rep->str);
             if (rep)
                 freeReplyObject(rep);
-            if (!rep) {
-                redisFree(c);
-                c = NULL;
-            }
         }
         metric_add(ok ? p->published : p->dropped, 1);
         free(it);
     }
-    if (c)
-        redisFree(c);
     return NULL;
 }
 
-gw_publisher *gw_publisher_start(const char *redis_addr, int max_queued, metric *published,
-                                 metric *dropped)
+gw_publisher *gw_publisher_start(const char *redis_addr, const char *redis_secrets, int max_queued,
+                                 metric *published, metric *dropped)
 {
+    char err[160];
     gw_publisher *p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
-    if (gw_redis_addr(redis_addr, p->host, sizeof p->host, &p->port) != 0) {
+    p->conn = rpc_redis_create(redis_addr, RPC_REDIS_USER_PUBLISHER, redis_secrets, 1000, err,
+                               sizeof err);
+    if (!p->conn) {
+        log_error("start_failed", "role=publisher err=\"%s\"", err);
         free(p);
         return NULL;
     }
@@ -145,6 +105,7 @@ gw_publisher *gw_publisher_start(const char *redis_addr, int max_queued, metric 
     if (pthread_create(&p->thread, NULL, gw_pub__main, p) != 0) {
         pthread_cond_destroy(&p->cv);
         pthread_mutex_destroy(&p->mu);
+        rpc_redis_destroy(p->conn);
         free(p);
         return NULL;
     }
@@ -165,6 +126,7 @@ void gw_publisher_stop(gw_publisher *p)
         free(p->head);
         p->head = n;
     }
+    rpc_redis_destroy(p->conn);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
     free(p);

@@ -21,7 +21,6 @@
  * event arrived once and in order; 1 otherwise (or when it could not run);
  * 2 on bad input.
  */
-#include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <sched.h>
@@ -38,6 +37,7 @@
 #include "procstat.h"
 #include "rpc/cfg.h"
 #include "rpc/log.h"
+#include "rpc/redis.h"
 #include "rpc/rpc.h"
 #include "scrabble/v1/common.pb-c.h"
 #include "scrabble/v1/edge.pb-c.h"
@@ -48,6 +48,7 @@ typedef struct lt_hold_cfg {
     char target[128];
     char pg[512];
     char redis[128];
+    char redis_secrets[512];
     char tag[32];
     char secret[128];
     int players;
@@ -65,10 +66,14 @@ typedef struct lt_hold_cfg {
 
 static const cfg_option lt_hold_options[] = {
     CFG_STR_OPT(lt_hold_cfg, target, "target", "127.0.0.1:7000", "the gateway (loopback only)"),
-    CFG_STR_OPT(lt_hold_cfg, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
+    CFG_STR_OPT(lt_hold_cfg, pg, "pg",
+                "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble_loadtest",
                 "Postgres: seeding and the account ids of the seeded handles"),
     CFG_STR_OPT(lt_hold_cfg, redis, "redis", "127.0.0.1:56379",
                 "Redis the gateway subscribes to (events go here)"),
+    CFG_STR_OPT(lt_hold_cfg, redis_secrets, "redis-secrets", "var/secrets",
+                "directory holding redis-publisher.pass, the ACL password events are "
+                "published with (empty: no AUTH)"),
     CFG_STR_OPT(lt_hold_cfg, tag, "tag", "lt", "population tag (see `loadtest seed`)"),
     CFG_STR_OPT(lt_hold_cfg, secret, "secret", "loadtest-local",
                 "key the bearer tokens derive from"),
@@ -119,7 +124,7 @@ typedef struct lt_hold {
     lt_stop *stop;
     lt_hold_stream *s;
     rpc_loop **loops;
-    redisContext *redis;
+    rpc_redis *redis;  /* ACL user publisher */
     lt_procstat procs; /* [0] gateway, [1] self */
     int opened;        /* streams started */
     uint64_t published, handshakes, publish_unheard;
@@ -199,7 +204,11 @@ static void lt_hold__publish(lt_hold *h, int i, int64_t seq)
     ev.at_ms = lt_wall_ns() / 1000000;
     uint8_t buf[128];
     size_t len = scrabble__v1__event__pack(&ev, buf);
-    redisAppendCommand(h->redis, "PUBLISH ev:%lld %b", (long long)h->s[i].account_id, buf, len);
+    char channel[RPC_REDIS_NAME_MAX];
+    rpc_redis_event_channel(channel, sizeof channel, h->s[i].account_id);
+    const char *argv[3] = {"PUBLISH", channel, (const char *)buf};
+    size_t argvlen[3] = {7, strlen(channel), len};
+    redisAppendCommandArgv(rpc_redis_context(h->redis), 3, argv, argvlen);
 }
 
 /* Reads n pipelined replies. A PUBLISH nobody received (the gateway's
@@ -209,8 +218,9 @@ static int lt_hold__flush(lt_hold *h, int n)
 {
     for (int k = 0; k < n; k++) {
         redisReply *rep = NULL;
-        if (redisGetReply(h->redis, (void **)&rep) != REDIS_OK || rep == NULL) {
-            fprintf(stderr, "loadtest hold: redis: %s\n", h->redis->errstr);
+        redisContext *c = rpc_redis_context(h->redis);
+        if (redisGetReply(c, (void **)&rep) != REDIS_OK || rep == NULL) {
+            fprintf(stderr, "loadtest hold: redis: %s\n", c->errstr);
             return -1;
         }
         if (rep->type != REDIS_REPLY_INTEGER || rep->integer < 1)
@@ -337,25 +347,18 @@ static int lt_hold__account_ids(lt_hold *h, PGconn *pg, char *err, size_t errlen
     return 0;
 }
 
+/* One connection as ACL user publisher (rpc/redis.h); the run pipelines
+ * on it and ends on the first Redis failure, so it never reconnects. */
 static int lt_hold__redis_connect(lt_hold *h, char *err, size_t errlen)
 {
-    char host[128];
-    snprintf(host, sizeof(host), "%s", h->c.redis);
-    char *colon = strrchr(host, ':');
-    if (colon == NULL) {
-        snprintf(err, errlen, "--redis '%s' is not host:port", h->c.redis);
+    h->redis = rpc_redis_create(h->c.redis, RPC_REDIS_USER_PUBLISHER, h->c.redis_secrets, 10000,
+                                err, errlen);
+    if (h->redis == NULL)
+        return -1;
+    if (rpc_redis_ensure(h->redis) != 0) {
+        snprintf(err, errlen, "redis %s: %s", h->c.redis, rpc_redis_errstr(h->redis));
         return -1;
     }
-    *colon = '\0';
-    struct timeval tv = {2, 0};
-    h->redis = redisConnectWithTimeout(host, atoi(colon + 1), tv);
-    if (h->redis == NULL || h->redis->err) {
-        snprintf(err, errlen, "redis %s: %s", h->c.redis,
-                 h->redis ? h->redis->errstr : "out of memory");
-        return -1;
-    }
-    struct timeval cmd = {10, 0};
-    redisSetTimeout(h->redis, cmd);
     return 0;
 }
 
@@ -619,8 +622,7 @@ int lt_cmd_hold(int argc, char **argv, lt_stop *stop)
 out:
     if (ends_init)
         lt_opstats_free(&ends);
-    if (h->redis)
-        redisFree(h->redis);
+    rpc_redis_destroy(h->redis);
     if (pg)
         PQfinish(pg);
     free(h->loops);

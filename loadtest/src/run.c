@@ -24,7 +24,8 @@
 
 static const cfg_option lt_run_options[] = {
     CFG_STR_OPT(lt_run_cfg, target, "target", "127.0.0.1:7000", "the gateway (loopback only)"),
-    CFG_STR_OPT(lt_run_cfg, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
+    CFG_STR_OPT(lt_run_cfg, pg, "pg",
+                "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble_loadtest",
                 "Postgres, for seeding, --reset and --cleanup"),
     CFG_STR_OPT(lt_run_cfg, tag, "tag", "lt", "population tag (see `loadtest seed`)"),
     CFG_STR_OPT(lt_run_cfg, secret, "secret", "loadtest-local",

@@ -341,7 +341,8 @@ typedef struct lt_seed_cfg {
 } lt_seed_cfg;
 
 static const cfg_option lt_seed_options[] = {
-    CFG_STR_OPT(lt_seed_cfg, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
+    CFG_STR_OPT(lt_seed_cfg, pg, "pg",
+                "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble_loadtest",
                 "libpq connection string"),
     CFG_STR_OPT(lt_seed_cfg, tag, "tag", "lt", "population tag (accounts.tag; handles are TAG-i)"),
     CFG_STR_OPT(lt_seed_cfg, secret, "secret", "loadtest-local",

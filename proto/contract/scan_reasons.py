@@ -57,7 +57,11 @@ PASSTHROUGH = {
     "store_op_bad": "its callers' literals and the text validators",
     "store__fail_unavailable": "store__op_unavailable's callers' literals",
     # The string gate (rpc/src/wire_check.c): rpc_wire_reason's literals.
-    "gw_edge__act": "rpc_wire_reason (the string gate)",
+    # The stream-abuse guard's refusals (rpc/src/conn_guard.c): its
+    # rpc__guard_refusals table rows.
+    "rpc__call_arrived": "rpc__guard_refusals (rpc/src/conn_guard.c)",
+    "gw_edge__strings_ok": "rpc_wire_reason (the string gate)",
+    "gw_request_decode": "the gw_edge__bounds table (gateway/src/edge.c)",
     "store__dispatch": "rpc_wire_reason (the string gate)",
 }
 # Tokens of the solver's reason table that are never a failure.

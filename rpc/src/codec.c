@@ -38,6 +38,36 @@ ProtobufCMessage *rpc_unpack(const ProtobufCMessageDescriptor *desc, grpc_byte_b
     return msg;
 }
 
+bool rpc_message_strip_unknown(ProtobufCMessage *msg)
+{
+    if (msg == NULL)
+        return false;
+    bool found = msg->n_unknown_fields > 0;
+    /* The unknown fields' bytes live in the decoder's allocator (the
+     * call's arena): dropping the references is enough. */
+    msg->n_unknown_fields = 0;
+    const ProtobufCMessageDescriptor *d = msg->descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        const char *at = (const char *)msg + f->offset;
+        /* A oneof's members share storage: only the chosen one is a message. */
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)((const char *)msg + f->quantifier_offset) != f->id)
+            continue;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)((const char *)msg + f->quantifier_offset);
+            ProtobufCMessage *const *items = *(ProtobufCMessage *const *const *)at;
+            for (size_t k = 0; k < n; k++)
+                found |= rpc_message_strip_unknown(items[k]);
+        } else {
+            found |= rpc_message_strip_unknown(*(ProtobufCMessage *const *)at);
+        }
+    }
+    return found;
+}
+
 const char *rpc_method_path(const ProtobufCServiceDescriptor *svc, const char *name, char *buf,
                             size_t len)
 {

@@ -75,6 +75,40 @@ typedef ProtobufCMessage *(*rpc__bidi_fn)(rpc_call *call, const ProtobufCMessage
 int rpc__server_add_bidi(rpc_server *s, const char *path, const ProtobufCMessageDescriptor *input,
                          rpc__bidi_fn fn, void *ctx);
 
+/* The stream-abuse guard (conn_guard.c): live calls per connection and per
+ * process, connections shut down for cancelling much faster than they
+ * complete, and a penalty box per client address. */
+typedef enum rpc__guard_reason {
+    RPC__GUARD_OK = -1,
+    RPC__GUARD_CONN_LIMIT = 0, /* the connection holds max_calls_per_connection */
+    RPC__GUARD_SERVER_LIMIT,   /* the process holds max_calls */
+    RPC__GUARD_ABUSE,          /* the connection is being shut down for abuse */
+    RPC__GUARD_PENALTY,        /* its address is in the penalty box */
+    RPC__GUARD_NREASONS
+} rpc__guard_reason;
+typedef struct rpc__guard rpc__guard;
+typedef struct rpc__guard_conn rpc__guard_conn;
+struct metrics_registry;
+/* NULL on out of memory. Free with rpc__guard_destroy. */
+rpc__guard *rpc__guard_create(const rpc_server_config *cfg, struct metrics_registry *m);
+void rpc__guard_destroy(rpc__guard *g);
+/* The bound port: only sockets on it are ever shut down. */
+void rpc__guard_set_port(rpc__guard *g, int port);
+/* At arrival: counts the call on its connection (*conn, to hand back to
+ * rpc__guard_end whatever the verdict) and says whether to serve it. */
+rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, rpc__guard_conn **conn);
+/* When the call is freed; client_cancelled: the client cancelled it
+ * before its deadline (a reset); admitted: rpc__guard_admit said OK. May
+ * shut the connection down. */
+void rpc__guard_end(rpc__guard *g, rpc__guard_conn *conn, bool client_cancelled, bool admitted);
+/* The scrabble-reason token and the status code of a refusal. */
+const char *rpc__guard_reason_name(rpc__guard_reason r);
+grpc_status_code rpc__guard_reason_code(rpc__guard_reason r);
+/* shutdown(SHUT_RDWR) the socket of `peer` ("ipv4:a.b.c.d:port") whose
+ * local port is local_port (any when <= 0); never closes it. The
+ * descriptor, -1 when none matched, -2 when it matched a connection no
+ * longer established (the peer had gone). */
+int rpc__guard_shutdown_peer(const char *peer, int local_port);
 /* Who may call what on an internal port (identity.c). */
 typedef struct rpc__authz rpc__authz;
 rpc__authz *rpc__authz_create(const rpc_server_config *cfg); /* NULL: out of memory */

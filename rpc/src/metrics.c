@@ -548,6 +548,15 @@ static int metrics__split(const char *listen, char *host, size_t hostlen, char *
 
 int metrics_serve(metrics_registry *r, const char *listen, char *err, size_t errlen)
 {
+    return metrics_serve_limited(r, listen, NULL, err, errlen);
+}
+
+int metrics_serve_limited(metrics_registry *r, const char *listen, const metrics_http_limits *lim,
+                          char *err, size_t errlen)
+{
+    unsigned timeout_s = lim && lim->timeout_s ? lim->timeout_s : 5;
+    unsigned per_address = lim && lim->per_address ? lim->per_address : 8;
+    unsigned total = lim && lim->total ? lim->total : 64;
     char host[128], port[16];
     struct addrinfo *ai = NULL;
     int rc = -1;
@@ -569,15 +578,20 @@ int metrics_serve(metrics_registry *r, const char *listen, char *err, size_t err
         goto done;
     }
 
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
+    /* epoll, not select: a busy server holds thousands of descriptors, and
+     * select cannot watch one numbered past FD_SETSIZE. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    /* Bounded: a scrape is small and quick, so few connections and a short
-     * idle timeout are plenty. */
+    /* Bounded: a scrape is one small request answered at once, so a short
+     * idle timeout and few connections are plenty. The per-address cap is
+     * what keeps a slow-loris client (a byte every few seconds, never idle
+     * long enough to time out) from taking every slot: it gets its few, the
+     * scraper's address keeps its own. */
     r->daemon = MHD_start_daemon(flags, (uint16_t)atoi(port), NULL, NULL, metrics__handle, r,
                                  MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
-                                 (unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-                                 MHD_OPTION_END);
+                                 total, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
     if (r->daemon == NULL) {
         snprintf(err, errlen, "metrics: cannot listen on %s: %s", listen, strerror(errno));
         goto done;

@@ -55,6 +55,8 @@ typedef struct rpc__method {
     rpc__method_kind kind;
     const ProtobufCMessageDescriptor *input;
     rpc_handler handler;
+    size_t max_request_bytes; /* 0: no limit of its own */
+    bool decode_later;
     rpc__bidi_fn bidi;
     void *ctx;
     metric *in_flight;
@@ -83,9 +85,11 @@ struct rpc_call {
     grpc_byte_buffer *request;
     rpc_arena *arena;
     int64_t started_ns;
-    rpc_call *next_free; /* on the loop's free list */
-    bool close_posted;   /* RECV_CLOSE_ON_SERVER is in flight (own batch or the final one) */
-    bool close_in_final; /* ... as part of the final status batch */
+    rpc_call *next_free;   /* on the loop's free list */
+    rpc__guard_conn *conn; /* its client connection in the abuse guard */
+    bool guard_admitted;   /* ... which let it through */
+    bool close_posted;     /* RECV_CLOSE_ON_SERVER is in flight (own batch or the final one) */
+    bool close_in_final;   /* ... as part of the final status batch */
     atomic_int refs;
     atomic_bool cancelled;
     int close_cancelled;
@@ -124,6 +128,7 @@ struct rpc_server {
     void *reflection;
     metrics_registry *metrics;
     metric *calls_live; /* calls arrived and not freed: the drain waits on it */
+    rpc__guard *guard;  /* live-call bounds and stream-abuse defence */
     atomic_bool shutting_down;
     bool started, stopped;
     void (*on_drain)(void *arg);
@@ -205,7 +210,9 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
         return NULL;
     }
     s->health = rpc__health_create();
-    if (s->calls_live == NULL || s->authz == NULL || rpc__health_register(s, s->health) != RPC_OK ||
+    s->guard = rpc__guard_create(&s->cfg, s->metrics);
+    if (s->calls_live == NULL || s->guard == NULL || s->authz == NULL ||
+        rpc__health_register(s, s->health) != RPC_OK ||
         (s->reflection = rpc__reflection_register(s)) == NULL) {
         snprintf(err, errlen, "could not set up metrics, health or reflection");
         rpc_server_destroy(s);
@@ -269,6 +276,8 @@ int rpc_server_add_service(rpc_server *s, const ProtobufCServiceDescriptor *svc,
             if (strcmp(im->name, svc->methods[i].name) == 0 && im->handler) {
                 m->kind = RPC__METHOD_HANDLER;
                 m->handler = im->handler;
+                m->max_request_bytes = im->max_request_bytes;
+                m->decode_later = im->decode_later;
             }
         }
     }
@@ -357,18 +366,44 @@ static void rpc__dispatch(rpc_call *c)
         rpc__bidi_step(c);
         return;
     case RPC__METHOD_HANDLER: {
-        ProtobufCMessage *req = NULL;
-        if (c->request != NULL)
-            req = rpc_unpack(m->input, c->request, rpc_arena_allocator(c->arena));
-        if (req == NULL) {
-            rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
-                          "request is not a valid %s", m->input->name);
+        if (m->decode_later) {
+            m->handler(c, NULL, m->ctx);
             return;
         }
-        m->handler(c, req, m->ctx);
+        ProtobufCMessage *req = rpc_call_decode(c);
+        if (req != NULL)
+            m->handler(c, req, m->ctx);
         return;
     }
     }
+}
+
+size_t rpc_call_request_size(rpc_call *c)
+{
+    return c->request ? grpc_byte_buffer_length(c->request) : 0;
+}
+
+/* The size is checked on the byte buffer's length, before protobuf-c
+ * allocates anything: a dense message of millions of tiny repeated entries
+ * costs its decoder far more memory than its bytes, so only the bytes a
+ * method can legitimately carry are ever decoded. */
+ProtobufCMessage *rpc_call_decode(rpc_call *c)
+{
+    rpc__method *m = c->method;
+    size_t len = rpc_call_request_size(c);
+    if (m->max_request_bytes > 0 && len > m->max_request_bytes) {
+        rpc_call_fail(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "request_too_large",
+                      "request of %zu bytes; %s accepts at most %zu", len, m->path,
+                      m->max_request_bytes);
+        return NULL;
+    }
+    ProtobufCMessage *req = NULL;
+    if (c->request != NULL)
+        req = rpc_unpack(m->input, c->request, rpc_arena_allocator(c->arena));
+    if (req == NULL)
+        rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "request is not a valid %s",
+                      m->input->name);
+    return req;
 }
 
 static void rpc__call_arrived(rpc__tag *tag, bool ok);
@@ -515,6 +550,11 @@ static void rpc__call_unref(rpc_call *c)
         }
         metric_add(mc, 1);
     }
+    /* Cancelled before its deadline: the client reset it (or its
+     * connection died), which the guard weighs against completed calls. */
+    bool reset = c->close_cancelled && c->call && rpc_call_remaining_ms(c) > 0 &&
+                 !atomic_load(&s->shutting_down); /* the drain cancels calls itself */
+    rpc__guard_end(s->guard, c->conn, reset, c->guard_admitted);
     rpc__call_free(c);
     metric_add(s->calls_live, -1);
 }
@@ -849,7 +889,38 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
         metric_add(c->method->in_flight, 1);
     if (c->arena == NULL)
         c->arena = rpc_arena_create(0);
+    if (c->method == NULL)
+        c->deadline = c->details.deadline;
 
+    /* Bounds and abuse first: a refused call costs one status batch and no
+     * handler work (conn_guard.c). */
+    rpc__guard_reason why = rpc__guard_admit(s->guard, c->call, &c->conn);
+    c->guard_admitted = why == RPC__GUARD_OK;
+    if (why == RPC__GUARD_ABUSE) {
+        /* Its connection is being shut down: nobody will read a status.
+         * Cancel and free it without a batch, so a backlog of such calls
+         * queued in the core drains as fast as possible. */
+        grpc_call_cancel_with_status(c->call, rpc__guard_reason_code(why),
+                                     rpc__guard_reason_name(why), NULL);
+        c->sent_code = rpc__guard_reason_code(why);
+        atomic_store(&c->refs, 1);
+        rpc__call_unref(c);
+        return;
+    }
+    if (why != RPC__GUARD_OK) {
+        rpc_call_fail(c, rpc__guard_reason_code(why), rpc__guard_reason_name(why),
+                      "call refused: %s", rpc__guard_reason_name(why));
+        return;
+    }
+    /* No message with a unary or server-streaming call: the client reset
+     * the stream before sending it (the rapid-reset shape) or half-closed
+     * without one. Either way nothing to serve: answer before any admission
+     * step or handler could do work (a token lookup, a downstream call) for
+     * a caller that is already gone. */
+    if (c->method && c->method->kind == RPC__METHOD_HANDLER && c->request == NULL) {
+        rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "request has no message");
+        return;
+    }
     rpc__dispatch(c);
     /* An unfinished unary call (a deferred reply) posts no close of its
      * own: its close rides in the final batch, one completion fewer per
@@ -918,6 +989,44 @@ const char *rpc_call_metadata(rpc_call *c, const char *key, size_t *len)
     }
     *len = 0;
     return NULL;
+}
+
+size_t rpc_peer_host(const char *peer, char *out, size_t outlen)
+{
+    /* The core names the peer "ipv4:1.2.3.4:port" or "ipv6:[::1]:port",
+     * the brackets percent-encoded ("ipv6:%5B::1%5D:port") as in a URI. */
+    const char *p = peer ? peer : "";
+    if (strncmp(p, "ipv4:", 5) == 0 || strncmp(p, "ipv6:", 5) == 0)
+        p += 5;
+    size_t n = strlen(p);
+    if (p[0] == '[' || strncmp(p, "%5B", 3) == 0) {
+        p += p[0] == '[' ? 1 : 3;
+        const char *close = strchr(p, ']');
+        if (!close)
+            close = strstr(p, "%5D");
+        n = close ? (size_t)(close - p) : 0;
+    } else {
+        const char *port = strrchr(p, ':');
+        if (port)
+            n = (size_t)(port - p);
+    }
+    if (outlen == 0)
+        return 0;
+    if (n >= outlen)
+        n = 0; /* not an address we know how to read */
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return n;
+}
+
+const char *rpc_call_peer_address(rpc_call *c)
+{
+    char *peer = grpc_call_get_peer(c->call);
+    char host[128];
+    rpc_peer_host(peer, host, sizeof host);
+    gpr_free(peer);
+    const char *out = rpc_arena_strdup(c->arena, host);
+    return out ? out : "";
 }
 
 const char *rpc_call_metadata_str(rpc_call *c, const char *key)
@@ -995,6 +1104,7 @@ int rpc_server_start(rpc_server *s, char *err, size_t errlen)
         snprintf(err, errlen, "cannot listen on %s (address in use or invalid)", s->cfg.listen);
         return 0;
     }
+    rpc__guard_set_port(s->guard, port);
     grpc_server_start(s->server);
     s->started = true;
     for (int w = 0; w < s->nworkers; w++) {
@@ -1008,7 +1118,12 @@ int rpc_server_start(rpc_server *s, char *err, size_t errlen)
     }
     if (s->cfg.metrics_listen[0]) {
         char merr[128];
-        if (metrics_serve(s->metrics, s->cfg.metrics_listen, merr, sizeof(merr)) < 0) {
+        metrics_http_limits lim = {.timeout_s =
+                                       (unsigned)((s->cfg.metrics_timeout_ms + 999) / 1000),
+                                   .per_address = (unsigned)s->cfg.metrics_conns_per_address,
+                                   .total = (unsigned)s->cfg.metrics_conns};
+        if (metrics_serve_limited(s->metrics, s->cfg.metrics_listen, &lim, merr, sizeof(merr)) <
+            0) {
             snprintf(err, errlen, "metrics endpoint %s: %s", s->cfg.metrics_listen, merr);
             rpc_server_stop(s);
             return 0;
@@ -1087,6 +1202,7 @@ void rpc_server_destroy(rpc_server *s)
     grpc_completion_queue_destroy(s->shutdown_cq);
     rpc__health_destroy(s->health);
     rpc__reflection_free(s->reflection);
+    rpc__guard_destroy(s->guard);
     rpc__authz_destroy(s->authz);
     metrics_registry_destroy(s->metrics);
     free(s->workers);

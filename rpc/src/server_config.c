@@ -25,6 +25,17 @@ void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metri
     cfg->keepalive_ms = 2 * 60 * 60 * 1000; /* gRPC's own default: 2 hours */
     cfg->shutdown_grace_ms = 5000;
     cfg->stream_queue_limit = 256;
+    /* As many live calls per connection as HTTP/2 lets it have open at once:
+     * legitimate traffic (the gateway multiplexes every forwarded call over
+     * one connection per backend) never meets the bound; a client that
+     * resets streams, which frees them in HTTP/2 but not yet here, does. */
+    cfg->max_calls_per_connection = 1000;
+    cfg->max_calls = 20000;
+    cfg->max_resets = 100;
+    cfg->abuse_penalty_ms = 10000;
+    cfg->metrics_timeout_ms = 5000;
+    cfg->metrics_conns_per_address = 8;
+    cfg->metrics_conns = 64;
     snprintf(cfg->certs_dir, sizeof(cfg->certs_dir), "var/certs");
 }
 
@@ -62,6 +73,26 @@ const cfg_option rpc_server_cfg_options[] = {
     CFG_STR_OPT(
         rpc_server_config, peer_tls.server_name, "peer-tls-server-name", NULL,
         "name to verify in the called services' certificates when it differs from the host"),
+    CFG_INT_OPT(rpc_server_config, max_calls_per_connection, "max-calls-per-connection", 1, 1000000,
+                NULL,
+                "live calls one client connection may hold; more: RESOURCE_EXHAUSTED "
+                "conn_calls_limit"),
+    CFG_INT_OPT(rpc_server_config, max_calls, "max-calls", 1, 10000000, NULL,
+                "live calls the whole process may hold; more: RESOURCE_EXHAUSTED "
+                "server_calls_limit"),
+    CFG_INT_OPT(rpc_server_config, max_resets, "max-resets", 0, 1000000, NULL,
+                "calls a connection may cancel before their deadline, beyond those it completes "
+                "(both counts halve every 10 s), "
+                "before it is shut down; 0: never"),
+    CFG_DUR_OPT(rpc_server_config, abuse_penalty_ms, "abuse-penalty", 0, 3600000, NULL,
+                "after a connection is shut down for abuse, calls from its address are refused "
+                "this long; 0: off"),
+    CFG_DUR_OPT(rpc_server_config, metrics_timeout_ms, "metrics-timeout", 1000, 600000, NULL,
+                "metrics endpoint: a connection idle this long is closed"),
+    CFG_INT_OPT(rpc_server_config, metrics_conns_per_address, "metrics-conns-per-address", 1, 1000,
+                NULL, "metrics endpoint: connections one client address may hold"),
+    CFG_INT_OPT(rpc_server_config, metrics_conns, "metrics-conns", 1, 1000, NULL,
+                "metrics endpoint: connections in all"),
     CFG_STR_OPT(rpc_server_config, certs_dir, "certs-dir", NULL,
                 "directory of this service's identity: ca.crt, <service>.crt, <service>.key "
                 "(mutual TLS between services; fills the empty tls/peer-tls paths)"),

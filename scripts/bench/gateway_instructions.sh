@@ -55,7 +55,7 @@ gw_port=$(free_port) gw_metrics=$(free_port)
 bare_port=$(free_port) fail_port=$(free_port) fwd_port=$(free_port)
 start gateway "$gw_port" "$BUILD_DIR/bin/gateway" "--listen=127.0.0.1:$gw_port" \
     "--metrics-listen=127.0.0.1:$gw_metrics" "--store=127.0.0.1:$STORE_PORT" \
-    "--games=127.0.0.1:${GAME_PORTS%%,*}" "--redis=127.0.0.1:$REDIS_PORT" \
+    "--games=127.0.0.1:${GAME_PORTS%%,*}" "--redis=127.0.0.1:$REDIS_PORT" "--redis-secrets=$SECRETS_DIR" \
     --rate-read=1000000 --burst-read=1000000 --workers=1 --log-level=warn
 start bare-echo "$bare_port" "$BUILD_DIR/bin/bare-echo" "$bare_port" 1
 start bare-fail "$fail_port" "$BUILD_DIR/bin/bare-echo" "$fail_port" 1 fail

@@ -97,6 +97,7 @@ static store_next store__register_hash(store_op *op, PGresult *res)
     const Scrabble__V1__RegisterRequest *req = op->req;
     store__auth *a = op->scratch;
     char hash[192];
+    metric_add(op->srv->m.kdf_runs, 1);
     if (store_password_hash(req->password, op->srv->cfg.kdf_iterations, hash, sizeof(hash)) ||
         store_token_new(a->token, a->token_hash))
         return store__internal(op, "password hashing failed");
@@ -151,8 +152,14 @@ static store_next store__login_verify(store_op *op, PGresult *res)
 {
     const Scrabble__V1__LoginRequest *req = op->req;
     store__auth *a = op->scratch;
-    if (PQntuples(res) != 1)
+    metric_add(op->srv->m.kdf_runs, 1);
+    if (PQntuples(res) != 1) {
+        /* An unknown handle costs the same KDF as a wrong password: the
+         * answer's timing says nothing about which handles exist. */
+        metric_add(op->srv->m.kdf_unknown, 1);
+        (void)store_password_verify(req->password, op->srv->dummy_hash);
         return store__bad_credentials(op);
+    }
     int ok = store_password_verify(req->password, PQgetvalue(res, 0, 2));
     if (ok < 0)
         return store__internal(op, "stored password hash is malformed");

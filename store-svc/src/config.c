@@ -15,7 +15,11 @@
 static const cfg_option store__options[] = {
     CFG_STR_OPT(store_config, log_level, "log-level", "info", "debug, info, warn, error or off"),
     CFG_STR_OPT(store_config, pg, "pg", "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble",
-                "libpq connection string of the Postgres store-svc owns"),
+                "libpq connection string of the Postgres store-svc owns (the application "
+                "role: reads and writes rows, no DDL)"),
+    CFG_STR_OPT(store_config, pg_migrate, "pg-migrate", "",
+                "libpq connection string of the schema owner role, used by one connection "
+                "at start to apply migrations and then closed (empty: --pg)"),
     /* In microseconds: the window needs sub-millisecond steps. */
     CFG_DURUS_OPT(store_config, batch_window_us, "batch-window", 0, 1000000, "2ms",
                   "how long a write transaction stays open for more writes, from its first "

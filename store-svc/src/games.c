@@ -147,7 +147,9 @@ static const char *store__check_move(const Scrabble__V1__CommitMoveRequest *req)
     if (m->kind < SCRABBLE__V1__MOVE_KIND__MOVE_KIND_PLAY ||
         m->kind > SCRABBLE__V1__MOVE_KIND__MOVE_KIND_RESIGN)
         return "move.kind must be PLAY, PASS, EXCHANGE or RESIGN";
-    if (m->n_placements > 15 || m->n_words > 16 || strlen(m->exchanged_tiles) > 7)
+    /* A rack holds 7 tiles; a play forms its main word and at most one
+     * cross word per tile. */
+    if (m->n_placements > 7 || m->n_words > 8 || strlen(m->exchanged_tiles) > 7)
         return "move has too many placements, words or exchanged tiles";
     if (req->to_move < 0 || req->to_move >= STORE__MAX_SEATS)
         return "to_move out of range";

@@ -73,6 +73,9 @@ static void store__dispatch(rpc_call *call, const ProtobufCMessage *req, store_s
     op->name = name;
     op->srv = srv;
     op->arena = a;
+    /* Unknown fields are dropped: nothing outside the contract is stored
+     * or passed on. */
+    rpc_message_strip_unknown((ProtobufCMessage *)req);
     op->req = req;
     int64_t left = rpc_call_remaining_ms(call);
     op->deadline_ms = left == INT64_MAX ? 0 : store_now_ms() + left;
@@ -105,25 +108,30 @@ STORE__HANDLER(store__h_finish_game, "FinishGame", store_finish_game_begin)
 STORE__HANDLER(store__h_append_chat, "AppendChat", store_append_chat_begin)
 STORE__HANDLER(store__h_list_chat, "ListChat", store_list_chat_begin)
 
+/* Request size bounds: what each method can legitimately carry (a handle
+ * is at most 128 bytes of UTF-8, a password 1024 bytes, a bio 280
+ * characters, a chat line 500, a move 7 placements and 8 words), checked by
+ * the runtime before anything is decoded. */
+#define STORE__SMALL 1024
 static const rpc_method_impl store__methods[] = {
-    {"ResolveSession", store__h_resolve_session},
-    {"Register", store__h_register},
-    {"Login", store__h_login},
-    {"GetAccount", store__h_get_account},
-    {"UpdateProfile", store__h_update_profile},
-    {"GetStats", store__h_get_stats},
-    {"CreateInvitation", store__h_create_invitation},
-    {"RespondInvitation", store__h_respond_invitation},
-    {"ListInvitations", store__h_list_invitations},
-    {"GetInvitation", store__h_get_invitation},
-    {"CreateGame", store__h_create_game},
-    {"LoadGame", store__h_load_game},
-    {"ListGames", store__h_list_games},
-    {"CommitMove", store__h_commit_move},
-    {"FinishGame", store__h_finish_game},
-    {"AppendChat", store__h_append_chat},
-    {"ListChat", store__h_list_chat},
-    {NULL, NULL},
+    {"ResolveSession", store__h_resolve_session, STORE__SMALL},
+    {"Register", store__h_register, 2048},
+    {"Login", store__h_login, 2048},
+    {"GetAccount", store__h_get_account, STORE__SMALL},
+    {"UpdateProfile", store__h_update_profile, 2048},
+    {"GetStats", store__h_get_stats, STORE__SMALL},
+    {"CreateInvitation", store__h_create_invitation, STORE__SMALL},
+    {"RespondInvitation", store__h_respond_invitation, STORE__SMALL},
+    {"ListInvitations", store__h_list_invitations, STORE__SMALL},
+    {"GetInvitation", store__h_get_invitation, STORE__SMALL},
+    {"CreateGame", store__h_create_game, STORE__SMALL},
+    {"LoadGame", store__h_load_game, STORE__SMALL},
+    {"ListGames", store__h_list_games, STORE__SMALL},
+    {"CommitMove", store__h_commit_move, 4096},
+    {"FinishGame", store__h_finish_game, STORE__SMALL},
+    {"AppendChat", store__h_append_chat, 4096},
+    {"ListChat", store__h_list_chat, STORE__SMALL},
+    {NULL, NULL, 0, false},
 };
 
 /* Who may call what, read from the callers' code: the gateway resolves

@@ -17,7 +17,11 @@ static int store__migrate(const store_config *cfg)
 {
     char err[512];
     int applied = 0;
-    PGconn *pg = store_db_connect_plain(cfg->pg, err, sizeof(err));
+    /* Migrations run as the schema owner, on a connection of their own that
+     * is closed before serving: the long-lived connections hold the
+     * application role, which cannot change the schema. */
+    PGconn *pg =
+        store_db_connect_plain(cfg->pg_migrate[0] ? cfg->pg_migrate : cfg->pg, err, sizeof(err));
     if (!pg) {
         log_error("migrate_failed", "err=\"%s\"", err);
         return -1;

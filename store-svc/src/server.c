@@ -2,6 +2,7 @@
  * server.c — the store server context: metrics, the writer thread, the
  * reader pool, and store_submit, the one place an op enters a queue.
  */
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,10 @@ void store_metrics_init(store_metrics *m, metrics_registry *r)
     m->db_up = metrics_gauge(r, "store_db_up", NULL, "1 while the writer's connection is up");
     m->read_ops =
         metrics_counter(r, "store_read_ops_total", NULL, "Read operations run by the reader pool");
+    m->kdf_runs = metrics_counter(r, "store_kdf_runs_total", NULL,
+                                  "Password KDF runs (Register, Login, and Login's dummy run)");
+    m->kdf_unknown = metrics_counter(r, "store_kdf_unknown_handle_total", NULL,
+                                     "Dummy KDF runs for Logins of unknown handles");
     m->failed_unavailable = metrics_counter(r, "store_ops_unavailable_total", NULL,
                                             "Operations failed UNAVAILABLE (database down)");
 }
@@ -110,6 +115,17 @@ int store_server_start(store_server *srv, const store_config *cfg, metrics_regis
 {
     memset(srv, 0, sizeof(*srv));
     srv->cfg = *cfg;
+    /* The dummy hash first: nothing is set up yet that a failure would
+     * have to undo. */
+    unsigned char raw[24];
+    char pw[2 * sizeof raw + 1];
+    if (RAND_bytes(raw, sizeof raw) != 1)
+        return STORE_ERROR;
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(pw + 2 * i, 3, "%02x", raw[i]);
+    if (store_password_hash(pw, cfg->kdf_iterations > 0 ? cfg->kdf_iterations : 1, srv->dummy_hash,
+                            sizeof srv->dummy_hash) != STORE_OK)
+        return STORE_ERROR;
     if (!r) {
         srv->own_registry = metrics_registry_create();
         r = srv->own_registry;

@@ -40,6 +40,7 @@ typedef struct store_config {
     rpc_server_config rpc;
     char log_level[16];      /* debug|info|warn|error|off */
     char pg[512];            /* libpq conninfo */
+    char pg_migrate[512];    /* the schema owner's conninfo; "" = pg */
     int64_t batch_window_us; /* how long a batch stays open, from its oldest op's arrival */
     int batch_max;           /* ops per transaction; 1 turns batching off */
     int read_pool;           /* reader threads, one connection each */
@@ -229,6 +230,8 @@ typedef struct store_metrics {
     metric *db_up;              /* store_db_up (writer) */
     metric *read_ops;           /* store_read_ops_total */
     metric *failed_unavailable; /* store_ops_unavailable_total */
+    metric *kdf_runs;           /* store_kdf_runs_total */
+    metric *kdf_unknown;        /* store_kdf_unknown_handle_total */
 } store_metrics;
 
 /* Registers the store metrics in r (NULL: a private registry is created and
@@ -251,6 +254,11 @@ struct store_server {
     store_db *reader_dbs;
     int nreaders;
     atomic_bool readers_up; /* at least the last reader attempt worked */
+
+    /* A hash of a random password at the configured cost, made at start:
+     * a Login for an unknown handle verifies against it, so it costs the
+     * same KDF as a wrong password and handle existence cannot be timed. */
+    char dummy_hash[192];
 
     bool started;
 };

@@ -205,28 +205,44 @@ def wait_metric(port, name, pred, timeout=10):
     raise TimeoutError(f"metric {name}={v} never satisfied the condition")
 
 
-def redis_cmd(port, *args):
-    """One Redis command over RESP (no redis module needed). Returns the raw
-    reply line(s)."""
+def _resp(*args):
     parts = [b"*%d\r\n" % len(args)]
     for a in args:
         if isinstance(a, str):
             a = a.encode()
         parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(parts)
+
+
+def redis_auth(user):
+    """AUTH as the Redis ACL user `user`, with its password from
+    $SECRETS_DIR/redis-<user>.pass (scripts/lib.sh); b"" when SECRETS_DIR is
+    unset (a Redis without ACLs)."""
+    d = os.environ.get("SECRETS_DIR")
+    if not d:
+        return b""
+    with open(os.path.join(d, "redis-%s.pass" % user)) as f:
+        return _resp("AUTH", user, f.readline().strip())
+
+
+def redis_cmd(port, *args, user="admin"):
+    """One Redis command over RESP (no redis module needed), as ACL user
+    `user`. Returns the raw reply line(s), the AUTH reply first."""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(b"".join(parts))
+        s.sendall(redis_auth(user) + _resp(*args))
         return s.recv(4096)
 
 
 def redis_publish_many(port, items):
-    """PUBLISH each (channel, payload) in one pipelined connection."""
-    buf = []
+    """PUBLISH each (channel, payload) in one pipelined connection, as the
+    ACL user publisher."""
+    auth = redis_auth("publisher")
+    buf = [auth]
     for ch, payload in items:
-        buf.append(b"*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(ch), ch.encode(), len(payload),
-                                                                            payload))
+        buf.append(_resp("PUBLISH", ch, payload))
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(b"".join(buf))
-        want, got = len(items), b""
+        want, got = len(items) + (1 if auth else 0), b""
         while got.count(b"\r\n") < want:
             chunk = s.recv(65536)
             if not chunk:

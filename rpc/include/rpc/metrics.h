@@ -45,6 +45,19 @@ size_t metrics_render(metrics_registry *r, char **buf);
  * thread. Returns the bound port, or -1 (message in err). */
 int metrics_serve(metrics_registry *r, const char *listen, char *err, size_t errlen);
 
+/* Bounds of the endpoint, so slow or many clients cannot blind a scrape:
+ * a connection idle for timeout_s is closed; one client address may hold
+ * per_address connections, everyone together total (more are closed as
+ * they are accepted). Zero fields take the defaults of metrics_serve:
+ * 5 s, 8, 64. */
+typedef struct metrics_http_limits {
+    unsigned timeout_s;
+    unsigned per_address;
+    unsigned total;
+} metrics_http_limits;
+int metrics_serve_limited(metrics_registry *r, const char *listen, const metrics_http_limits *lim,
+                          char *err, size_t errlen);
+
 /* The reading side, for tests and benchmarks: GET http://addr/metrics
  * ("host:port") and the sum of every sample of metric `name`, unlabelled
  * or with any labels. -1 when the endpoint does not answer (5 s at most)

@@ -74,7 +74,25 @@ typedef struct rpc_server_config {
     int keepalive_ms;           /* server keepalive ping interval */
     int shutdown_grace_ms;      /* in-flight calls get this long on SIGTERM */
     int stream_queue_limit;     /* default per-stream queued messages */
-    rpc_tls_config tls;         /* this server's own port */
+    /* Stream-abuse guard (rpc/src/conn_guard.c, docs/SECURITY.md). Calls
+     * that arrived and are not yet freed, per client connection and per
+     * process: past either, a call is refused with RESOURCE_EXHAUSTED before
+     * any handler work. */
+    int max_calls_per_connection;
+    int max_calls;
+    /* A connection whose client cancels more than this many calls before
+     * their deadline, and more than it completes (both counts halve every
+     * 10 s), is shut down; 0 turns the check off. */
+    int max_resets;
+    /* After such a close, calls from the same address are refused (and
+     * their connections shut down) for this long; 0: no penalty box. */
+    int abuse_penalty_ms;
+    /* The metrics/health HTTP endpoint: idle timeout, connections per
+     * client address, connections in all. */
+    int metrics_timeout_ms;
+    int metrics_conns_per_address;
+    int metrics_conns;
+    rpc_tls_config tls; /* this server's own port */
     /* The identity this process presents when it calls other services of
      * ours (mutual TLS between services); plaintext when empty. Services
      * pass it to rpc_channel_create for their downstream channels. */
@@ -100,12 +118,23 @@ typedef struct rpc_call rpc_call;
 /* Handles one inbound call. `request` is decoded into the call's arena
  * (a valid message of the method's input type; a body that does not decode
  * never reaches the handler: the runtime answers INVALID_ARGUMENT
- * bad_request). `svc` is the pointer given to rpc_server_add_service. */
+ * bad_request; a body over the method's max_request_bytes is refused
+ * RESOURCE_EXHAUSTED request_too_large before protobuf-c sees it). With
+ * decode_later, `request` is NULL and the handler decodes with
+ * rpc_call_decode once it has admitted the call. `svc` is the pointer given
+ * to rpc_server_add_service. */
 typedef void (*rpc_handler)(rpc_call *call, const ProtobufCMessage *request, void *svc);
 
 typedef struct rpc_method_impl {
     const char *name; /* method name as in the .proto, e.g. "CommitMove" */
     rpc_handler handler;
+    /* The largest request body the method can legitimately carry, in
+     * bytes; 0: only the server's max_message_bytes applies. */
+    size_t max_request_bytes;
+    /* The handler runs before the body is decoded (request NULL), so it
+     * can refuse a call (no token, throttled) whatever the body holds; it
+     * then calls rpc_call_decode. */
+    bool decode_later;
 } rpc_method_impl;
 
 /* Creates a server; nothing listens until rpc_server_start. NULL on error
@@ -214,6 +243,21 @@ const char *rpc_call_metadata(rpc_call *call, const char *key, size_t *len);
 const char *rpc_call_metadata_str(rpc_call *call, const char *key);
 /* The raw request bytes (for forwarding unchanged). Owned by the call. */
 grpc_byte_buffer *rpc_call_request_bytes(rpc_call *call);
+/* Length of the request body in bytes (0 when none was sent). */
+size_t rpc_call_request_size(rpc_call *call);
+/* For a decode_later method: decodes the request into the call's arena,
+ * checking max_request_bytes first. NULL when the call was finished
+ * instead (RESOURCE_EXHAUSTED request_too_large or INVALID_ARGUMENT
+ * bad_request): the handler must then not touch the call again. Call it
+ * at most once, on the thread that owns the call (a worker). */
+ProtobufCMessage *rpc_call_decode(rpc_call *call);
+/* The client's address without the port ("127.0.0.1", "::1"), copied into
+ * the call's arena; "" when the core does not know it. */
+const char *rpc_call_peer_address(rpc_call *call);
+/* The pure part of it: the host of a core peer string ("ipv4:1.2.3.4:5",
+ * "ipv6:[::1]:5", "ipv6:%5B::1%5D:5") into out (NUL-terminated); returns
+ * its length, 0 (and "") when it does not fit or cannot be read. */
+size_t rpc_peer_host(const char *peer, char *out, size_t outlen);
 /* Full method path, e.g. "/scrabble.v1.Edge/GetState". */
 const char *rpc_call_method(rpc_call *call);
 /* Milliseconds until the call's deadline (INT64_MAX when none; <= 0 past). */
@@ -362,6 +406,11 @@ grpc_byte_buffer *rpc_pack(const ProtobufCMessage *msg);
  * the empty message. */
 ProtobufCMessage *rpc_unpack(const ProtobufCMessageDescriptor *desc, grpc_byte_buffer *bb,
                              ProtobufCAllocator *alloc);
+
+/* Clears the unknown fields protobuf-c kept while decoding, in `msg` and
+ * in every message nested in it, so a re-pack carries only fields of the
+ * contract. Returns whether any were found. */
+bool rpc_message_strip_unknown(ProtobufCMessage *msg);
 
 /* "/<package>.<Service>/<Method>" for method `name` of `svc`, written into
  * buf; returns buf. */

@@ -48,6 +48,31 @@
 static rpc_channel *game_ch, *store_ch, *store_game_ch;
 static solver_lexicon *lex;
 static int redis_port;
+
+/* A connection to the test's Redis as the ACL user subscriber (what the
+ * gateway uses), authenticated with the password scripts/redis.sh made in
+ * $SECRETS_DIR; no AUTH when SECRETS_DIR is unset. */
+static redisContext *it_redis_subscriber(void)
+{
+    redisContext *rc = redisConnect("127.0.0.1", redis_port);
+    assert_non_null(rc);
+    assert_int_equal(rc->err, 0);
+    const char *dir = getenv("SECRETS_DIR");
+    if (dir && dir[0]) {
+        char path[512], pw[256] = "";
+        snprintf(path, sizeof path, "%s/redis-subscriber.pass", dir);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(pw, sizeof pw, f));
+        fclose(f);
+        pw[strcspn(pw, "\r\n")] = '\0';
+        redisReply *r = redisCommand(rc, "AUTH subscriber %s", pw);
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    return rc;
+}
 static int uniq;
 
 /* ------------------------------------------------------------------ */
@@ -534,9 +559,7 @@ static void sub_start(subscriber *s, const int64_t *acc, int n)
     pthread_mutex_init(&s->mu, NULL);
     s->n = n;
     memcpy(s->acc, acc, (size_t)n * sizeof *acc);
-    s->rc = redisConnect("127.0.0.1", redis_port);
-    assert_non_null(s->rc);
-    assert_int_equal(s->rc->err, 0);
+    s->rc = it_redis_subscriber();
     for (int i = 0; i < n; i++) {
         redisReply *r = redisCommand(s->rc, "SUBSCRIBE ev:%lld", (long long)acc[i]);
         assert_non_null(r);
@@ -1041,8 +1064,7 @@ static void test_game_started_events(void **state)
     memset(&g, 0, sizeof g);
     g.nseats = 2;
     /* new_game registers its own accounts: listen to every account. */
-    redisContext *rc = redisConnect("127.0.0.1", redis_port);
-    assert_non_null(rc);
+    redisContext *rc = it_redis_subscriber();
     redisReply *rr = redisCommand(rc, "PSUBSCRIBE ev:*");
     freeReplyObject(rr);
     struct timeval tv = {2, 0};

@@ -22,7 +22,7 @@ mapfile -t args < <(svc_args_gateway "$GATEWAY_PORT" "$GATEWAY_METRICS_PORT" "$S
 _svc_up gateway "$BUILD_DIR/bin/gateway" "$GATEWAY_PORT" "${args[@]}" \
     --rate-list=$RATE_LIST --burst-list=$BURST_LIST --auth-ttl=${AUTH_TTL_S}s \
     --rate-write=1000 --burst-write=1000 --rate-read=1000 --burst-read=1000 --rate-lookup=1000 \
-    --subscriber-queue=16 --log-level=info
+    --subscriber-queue=16 --log-level=info --login-per-address=0 --register-per-address=0
 
 game_pids=""
 for i in "${!STACK_NAMES[@]}"; do

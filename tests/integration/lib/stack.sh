@@ -5,8 +5,12 @@
 #   . "$REPO/tests/integration/lib/stack.sh"
 #   stack_init                 # temp dir $STACK_TMP, cleanup trap on EXIT,
 #                              # service identities in $STACK_CERTS (mTLS on)
-#   pg_up                      # -> PG_PORT, PG_DIR, PG_CONNINFO
+#   pg_up                      # -> PG_PORT, PG_DIR, PG_CONNINFO (application role),
+#                              #    PG_LOADTEST_CONNINFO, PG_OWNER_CONNINFO (schema owner);
+#                              #    exports PGPASSFILE (application role)
 #   redis_up                   # -> REDIS_PORT, REDIS_DIR
+#   (passwords: $SECRETS_DIR = $STACK_TMP/secrets, see scripts/lib.sh creds_*;
+#    redis_cli_admin PORT ARGS... runs redis-cli as the ACL admin)
 #   store_up [FLAGS...]        # -> STORE_PORT, STORE_METRICS_PORT   (needs pg_up)
 #   game_up [N [FLAGS...]]     # N instances -> GAME_PORTS (comma list), GAME_METRICS_PORTS
 #   gateway_up [FLAGS...]      # -> GATEWAY_PORT, GATEWAY_METRICS_PORT
@@ -57,6 +61,7 @@ stack_defer() { STACK_DEFERRED+=("$1"); }
 
 stack_init() {
     STACK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/scrabble-it.XXXXXX")
+    export SECRETS_DIR=$STACK_TMP/secrets
     trap stack_down EXIT
     trap 'exit 130' INT TERM
     stack_identities
@@ -131,7 +136,17 @@ pg_up() {
         cat "$STACK_TMP/pg.sh.log" >&2
         return 1
     }
-    PG_CONNINFO="host=127.0.0.1 port=$PG_PORT dbname=scrabble user=scrabble"
+    stack_pg_creds
+}
+
+# The test's Postgres credentials: conninfos with passfiles, and PGPASSFILE
+# for plain `psql -U scrabble` calls.
+stack_pg_creds() {
+    PG_CONNINFO=$(pg_conninfo "$PG_PORT" scrabble)
+    PG_LOADTEST_CONNINFO=$(pg_conninfo "$PG_PORT" scrabble_loadtest)
+    PG_OWNER_CONNINFO=$(pg_conninfo "$PG_PORT" scrabble_owner)
+    export PGPASSFILE
+    PGPASSFILE=$(creds_pg_passfile scrabble)
 }
 
 redis_up() {
@@ -200,5 +215,9 @@ gateway_up() {
     GATEWAY_METRICS_PORT=$(free_port)
     local args
     mapfile -t args < <(svc_args_gateway "$GATEWAY_PORT" "$GATEWAY_METRICS_PORT" "$STORE_PORT" "$REDIS_PORT" "$GAME_PORTS")
-    svc_up gateway "$BUILD_DIR/bin/gateway" "$GATEWAY_PORT" "${args[@]}" "$@"
+    # Every test client comes from 127.0.0.1: the per-address Login and
+    # Register throttles would make tests that open many sessions depend on
+    # timing. tests/integration/edge-input turns them on (later flags win).
+    svc_up gateway "$BUILD_DIR/bin/gateway" "$GATEWAY_PORT" "${args[@]}" \
+        --login-per-address=0 --register-per-address=0 "$@"
 }

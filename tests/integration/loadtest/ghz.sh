@@ -48,7 +48,7 @@ store_up
 game_up 1
 gateway_up
 GW=127.0.0.1:$GATEWAY_PORT
-"$LT" seed --pg "$PG_CONNINFO" --tag lt-ghz --players 4
+"$LT" seed --pg "$PG_LOADTEST_CONNINFO" --tag lt-ghz --players 4
 TOKEN=$(python3 -c 'import hmac,hashlib;print("lt1."+hmac.new(b"loadtest-local",b"lt-ghz:0",hashlib.sha256).hexdigest()[:32])')
 
 check_ghz_json() { # FILE N CODE
@@ -95,7 +95,7 @@ lines=$(($(wc -l <"$STACK_TMP/h.csv") - 1))
 "$LT" ghz --insecure --call grpc.health.v1.Health/Check -n 100 "$GW" | grep -q "Status code distribution" || fail summary
 
 # The scenario against a gateway that rejects every token.
-"$LT" run --target "$GW" --pg "$PG_CONNINFO" --tag lt-ghz --seed=false --secret wrong-secret \
+"$LT" run --target "$GW" --pg "$PG_LOADTEST_CONNINFO" --tag lt-ghz --seed=false --secret wrong-secret \
     --steps 4 --step-duration 4s --tick 200ms --ramp 0 --procs self --out "$STACK_TMP/rej.json" --html "" --quiet \
     >"$STACK_TMP/rej.txt"
 python3 - "$STACK_TMP/rej.json" <<'PY'
@@ -109,5 +109,5 @@ assert not s["held"] or s["transport_errors"] == 0
 print("rejecting server ok:", s["calls"], "calls, all", codes)
 PY
 grep -q "UNAUTHENTICATED/unauthenticated" "$STACK_TMP/rej.txt" || fail "table does not show the codes"
-"$LT" cleanup --pg "$PG_CONNINFO" --tag lt-ghz
+"$LT" cleanup --pg "$PG_LOADTEST_CONNINFO" --tag lt-ghz
 echo "ghz: PASS"

@@ -17,8 +17,8 @@ store_up
 game_up 1
 gateway_up --log-level=warn
 
-"$BUILD_DIR/bin/loadtest" hold --target "127.0.0.1:$GATEWAY_PORT" --pg "$PG_CONNINFO" \
-    --redis "127.0.0.1:$REDIS_PORT" --tag lt-hold --players "${LT_PLAYERS:-500}" \
+"$BUILD_DIR/bin/loadtest" hold --target "127.0.0.1:$GATEWAY_PORT" --pg "$PG_LOADTEST_CONNINFO" \
+    --redis "127.0.0.1:$REDIS_PORT" --redis-secrets "$SECRETS_DIR" --tag lt-hold --players "${LT_PLAYERS:-500}" \
     --duration "${LT_DURATION:-20s}" --events-per-second "${LT_EPS:-500}" --ramp-rate "${LT_RAMP:-200}" \
     --progress 5s | tee "$STACK_TMP/hold.txt"
 

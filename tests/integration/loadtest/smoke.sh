@@ -20,7 +20,7 @@ gateway_up
 PLAYERS=${LT_PLAYERS:-20}
 DURATION=${LT_DURATION:-30s}
 OUT=$STACK_TMP/report.json
-"$BUILD_DIR/bin/loadtest" run --target "127.0.0.1:$GATEWAY_PORT" --pg "$PG_CONNINFO" \
+"$BUILD_DIR/bin/loadtest" run --target "127.0.0.1:$GATEWAY_PORT" --pg "$PG_LOADTEST_CONNINFO" \
     --steps "$PLAYERS" --step-duration "$DURATION" --tick "${LT_TICK:-200ms}" --debounce "${LT_DEBOUNCE:-30ms}" --ramp 2s \
     --reset --cleanup --tag lt-smoke --hammer --hammer-rps 50 --social 20 \
     --procs "gateway=$GATEWAY_PORT,game-svc=${GAME_PORTS%%,*},store-svc=$STORE_PORT,postgres+=$PG_PORT,redis=$REDIS_PORT,self" \

@@ -423,7 +423,10 @@ int main(void)
         return 2;
     }
     char err[256];
-    PGconn *pg = store_db_connect_plain(g_conninfo, err, sizeof(err));
+    /* The schema owner migrates (as store-svc does with --pg-migrate); the
+     * tests then run as the application role. */
+    const char *owner = getenv("PG_OWNER_CONNINFO");
+    PGconn *pg = store_db_connect_plain(owner ? owner : g_conninfo, err, sizeof(err));
     if (!pg || store_migrate(pg, NULL, err, sizeof(err)) != STORE_OK) {
         fprintf(stderr, "migrate: %s\n", err);
         return 1;

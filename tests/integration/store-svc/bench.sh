@@ -23,9 +23,9 @@ CONFIGS=${CONFIGS:-"batched=--batch-max=256 unbatched=--batch-max=1"}
 stack_init
 pg_up
 for kv in ${PG_SETTINGS:-}; do
-    psql -q "$PG_CONNINFO" -c "ALTER SYSTEM SET ${kv%%=*} = '${kv#*=}'"
+    "$REPO_ROOT/scripts/pg.sh" psql "$PG_DIR" -c "ALTER SYSTEM SET ${kv%%=*} = '${kv#*=}'"
 done
-[ -z "${PG_SETTINGS:-}" ] || psql -q "$PG_CONNINFO" -c "SELECT pg_reload_conf()" >/dev/null
+[ -z "${PG_SETTINGS:-}" ] || "$REPO_ROOT/scripts/pg.sh" psql "$PG_DIR" -c "SELECT pg_reload_conf()" >/dev/null
 PG_PID=$(head -n1 "$PG_DIR/postmaster.pid")
 echo "postgres pid $PG_PID fsync=$PG_FSYNC ${PG_SETTINGS:-}; $(nproc) cores; rates: $RATES; ${SECS}s each"
 

@@ -61,7 +61,7 @@ port=$(free_port)
 mport=$(free_port)
 svc_up game-svc-insecure "$BUILD_DIR/bin/game-svc" "$port" --listen="127.0.0.1:$port" \
     --metrics-listen="127.0.0.1:$mport" --store="127.0.0.1:$STORE_PORT" --redis="127.0.0.1:$REDIS_PORT" \
-    --lexicon-dir="$BUILD_DIR/share" --insecure-internal
+    --redis-secrets="$SECRETS_DIR" --lexicon-dir="$BUILD_DIR/share" --insecure-internal
 grep -q "event=insecure_internal" "$STACK_TMP/game-svc-insecure.log" || fail "no insecure_internal log line"
 # (grep reads a variable, not curl's pipe: grep -q would close it early.)
 m=$(curl -fsS "http://127.0.0.1:$mport/metrics")

@@ -401,10 +401,18 @@ static void test_server_options(void **state)
                                         "peer-tls-key",
                                         "peer-tls-ca",
                                         "peer-tls-server-name",
+                                        "max-calls-per-connection",
+                                        "max-calls",
+                                        "max-resets",
+                                        "abuse-penalty",
+                                        "metrics-timeout",
+                                        "metrics-conns-per-address",
+                                        "metrics-conns",
                                         "certs-dir",
                                         "insecure-internal"};
-    assert_int_equal(rpc_server_cfg_options_count, 18);
-    for (size_t i = 0; i < 18; i++) {
+    size_t nnames = sizeof(names) / sizeof(names[0]);
+    assert_int_equal(rpc_server_cfg_options_count, nnames);
+    for (size_t i = 0; i < nnames; i++) {
         assert_string_equal(rpc_server_cfg_options[i].name, names[i]);
         assert_null(rpc_server_cfg_options[i].def);
     }
@@ -419,6 +427,13 @@ static void test_server_options(void **state)
     assert_int_equal(sc.keepalive_ms, 7200000);
     assert_int_equal(sc.shutdown_grace_ms, 5000);
     assert_int_equal(sc.stream_queue_limit, 256);
+    assert_int_equal(sc.max_calls_per_connection, 1000);
+    assert_int_equal(sc.max_calls, 20000);
+    assert_int_equal(sc.max_resets, 100);
+    assert_int_equal(sc.abuse_penalty_ms, 10000);
+    assert_int_equal(sc.metrics_timeout_ms, 5000);
+    assert_int_equal(sc.metrics_conns_per_address, 8);
+    assert_int_equal(sc.metrics_conns, 64);
     assert_string_equal(sc.tls.cert_file, "");
     assert_string_equal(sc.tls.key_file, "");
     assert_string_equal(sc.tls.ca_file, "");

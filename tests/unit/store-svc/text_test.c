@@ -247,12 +247,11 @@ static void test_handle_fold(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handles),      cmocka_unit_test(test_handle_normalisation),
-        cmocka_unit_test(test_handle_fold),  cmocka_unit_test(test_text),
-        cmocka_unit_test(test_request_ids),
-        cmocka_unit_test(test_page_token),   cmocka_unit_test(test_passwords),
-        cmocka_unit_test(test_tokens),       cmocka_unit_test(test_param_literals),
-        cmocka_unit_test(test_bytea_decode),
+        cmocka_unit_test(test_handles),        cmocka_unit_test(test_handle_normalisation),
+        cmocka_unit_test(test_handle_fold),    cmocka_unit_test(test_text),
+        cmocka_unit_test(test_request_ids),    cmocka_unit_test(test_page_token),
+        cmocka_unit_test(test_passwords),      cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_param_literals), cmocka_unit_test(test_bytea_decode),
     };
     return cmocka_run_group_tests_name("store-svc units", tests, NULL, NULL);
 }
