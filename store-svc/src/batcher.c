@@ -314,9 +314,12 @@ static int store__tx_commit(store_server *srv, store_tx *tx)
         return STORE_ECONN;
     if (committed)
         return STORE_OK;
-    if (failed >= 0)
+    if (failed >= 0) {
+        rpc_trace prev = rpc_trace_enter(ops[failed]->trace);
         log_warn("batch_failed", "ops=%d failed_op=%s err=\"%s\"", n, ops[failed]->name,
                  ops[failed]->st.message);
+        rpc_trace_leave(&prev);
+    }
     /* An error inside BEGIN..COMMIT leaves the transaction aborted after
      * the sync; end it before retrying. */
     if (PQtransactionStatus(pg) != PQTRANS_IDLE) {

@@ -23,6 +23,7 @@
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "rpc/status.h"
+#include "rpc/trace.h"
 
 /* Return codes of store functions. */
 enum {
@@ -79,6 +80,9 @@ typedef void (*store_done_fn)(store_op *op);
 
 struct store_op {
     const char *name; /* for logs: "CommitMove" */
+    /* The call's trace (in the call, which outlives the op): entered by
+     * log lines about the op on the reader and writer threads. */
+    const rpc_trace *trace;
     store_server *srv;
     rpc_arena *arena;    /* replies and params live here (the call's) */
     const void *req;     /* the decoded request (in the arena) */
