@@ -351,6 +351,7 @@ static void store__run_tx(store_server *srv, store_tx *tx, int64_t until_us)
     metric_observe(srv->m.batch_size, tx->n);
     if (rc == STORE_OK) {
         int64_t t0 = store_now_us();
+        metric_observe(srv->m.batch_window, (double)(t0 - tx->ops[0]->enqueued_us) / 1e6);
         rc = store__tx_commit(srv, tx);
         if (rc == STORE_OK)
             metric_observe(srv->m.commit_seconds, (double)(store_now_us() - t0) / 1e6);
