@@ -354,8 +354,14 @@ static void rpc__dispatch(rpc_call *c)
     /* Who the caller is, before anything of the request is looked at. */
     if (c->method == NULL)
         c->deadline = c->details.deadline;
-    if (!rpc__authz_check(c->server->authz, c))
+    if (!rpc__authz_check(c->server->authz, c)) {
+        /* Not one of ours: its sampled flag would let it have every
+         * refused call logged (trace.c honours the flag on internal
+         * ports, where callers are ours). Its call is finished already;
+         * the span line is decided when it is freed, later on this loop. */
+        c->trace.sampled = false;
         return;
+    }
     if (c->method == NULL) {
         rpc_call_fail(c, GRPC_STATUS_UNIMPLEMENTED, "unimplemented", "unknown method");
         return;
