@@ -7,8 +7,10 @@
  * rpc__trace_end when it is freed; client.c captures the current trace when
  * a call starts (its traceparent) and re-enters it around the callback;
  * log.c appends the current trace id to every line. Nothing here takes a
- * lock: ids come from a per-thread generator, counters are atomics.
+ * lock: ids come from a per-thread buffer of kernel randomness, counters
+ * are atomics.
  */
+#include <errno.h>
 #include <grpc/grpc.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -97,42 +99,41 @@ const char *rpc_trace_result_name(rpc_trace_result r)
 /* ------------------------------------------------------------------ */
 /* Ids                                                                 */
 
-/* xoshiro256** per thread, seeded from the kernel: ids must be unique and
- * unguessable enough not to collide across processes, and cost a few
- * nanoseconds (a getrandom per id would be a system call per call). */
-static _Thread_local uint64_t rpc__rng[4];
-static _Thread_local bool rpc__rng_seeded;
-
-static uint64_t rpc__rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
+/* Ids come from the kernel's generator, read 512 bytes at a time into a
+ * per-thread buffer: unique across processes and hosts without any
+ * seeding of our own, at one getrandom(2) per 64 draws (a call takes two
+ * or three) instead of one per id. */
+#define RPC__RAND_BUF 512
+static _Thread_local uint8_t rpc__rand_buf[RPC__RAND_BUF];
+static _Thread_local size_t rpc__rand_left;
 
 static uint64_t rpc__rand64(void)
 {
-    if (!rpc__rng_seeded) {
-        if (getrandom(rpc__rng, sizeof(rpc__rng), 0) != (ssize_t)sizeof(rpc__rng)) {
-            /* No entropy source: time and the stack address, still
-             * distinct per thread and process. */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            rpc__rng[0] = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30);
-            rpc__rng[1] = (uint64_t)(uintptr_t)&ts;
-            rpc__rng[2] = 0x9e3779b97f4a7c15ULL;
-            rpc__rng[3] = (uint64_t)(uintptr_t)&rpc__rng;
+    if (rpc__rand_left < sizeof(uint64_t)) {
+        size_t got = 0;
+        while (got < RPC__RAND_BUF) {
+            ssize_t n = getrandom(rpc__rand_buf + got, RPC__RAND_BUF - got, 0);
+            if (n > 0) {
+                got += (size_t)n;
+            } else if (n < 0 && errno != EINTR) {
+                /* No kernel generator (a seccomp filter, a very old
+                 * kernel): a clock-and-address mix, still distinct per
+                 * thread and call; ids only correlate logs. */
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                uint64_t v = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
+                             (uint64_t)(uintptr_t)&ts ^ ((uint64_t)got << 56);
+                for (size_t i = got; i < RPC__RAND_BUF; i++, v = v * 6364136223846793005ULL + 1)
+                    rpc__rand_buf[i] = (uint8_t)(v >> 56);
+                got = RPC__RAND_BUF;
+            }
         }
-        rpc__rng_seeded = true;
+        rpc__rand_left = RPC__RAND_BUF;
     }
-    uint64_t *s = rpc__rng;
-    uint64_t result = rpc__rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rpc__rotl(s[3], 45);
-    return result;
+    uint64_t v;
+    rpc__rand_left -= sizeof(v);
+    memcpy(&v, rpc__rand_buf + rpc__rand_left, sizeof(v));
+    return v;
 }
 
 /* 16 hex digits of a random non-zero 64-bit value. */

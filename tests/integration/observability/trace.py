@@ -219,15 +219,13 @@ def take_turn(e, game_id):
     # game-svc to Redis and back.
     e.call("SaveDraft", game_id=game_id, placements=[], rack_order=st.my_rack[::-1])
     SECRETS["rack"].add(e.call("GetDraft", game_id=game_id).rack_order)
-    for _, placements, _ in ec.solver_moves(SOLVER, LEXICON, st, 5):
-        if not e.call("Evaluate", game_id=game_id, placements=placements).legal:
-            continue
-        try:
-            r = e.call("SubmitPlay", game_id=game_id, expected_seq=st.seq, placements=placements)
-        except CallError as err:
-            if err.reason.startswith("illegal_play"):
-                continue
-            raise
+    # The first solver play game-svc's own Evaluate calls legal is made;
+    # SubmitPlay checks the same rules, so it must go through.
+    legal = (p for _, p, _ in ec.solver_moves(SOLVER, LEXICON, st, 5)
+             if e.call("Evaluate", game_id=game_id, placements=p).legal)
+    placements = next(legal, None)
+    if placements is not None:
+        r = e.call("SubmitPlay", game_id=game_id, expected_seq=st.seq, placements=placements)
         SECRETS["rack"].add(r.state.my_rack)
         return r.state
     if st.bag_count >= 7 and st.my_rack:
