@@ -339,25 +339,6 @@ void gw_subs_close_all_cb(void *subs)
     gw_subs_close_all(subs);
 }
 
-int gw_event_id_parse(const char *s, int64_t *out)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0) {
-        *out = -1;
-        return 0;
-    }
-    if (n > 18) /* 18 digits always fit an int64 */
-        return -1;
-    int64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 0;
-}
-
 /* ---- the Subscribe handler --------------------------------------- */
 
 static void gw_subscribe__cancelled(rpc_call *call, void *arg)

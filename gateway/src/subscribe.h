@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event_id.h"
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "scrabble/v1/common.pb-c.h"
@@ -77,9 +78,5 @@ size_t gw_subs_count(gw_subs *s);
 size_t gw_subs_close_all(gw_subs *s);
 /* The same, shaped as an rpc_server_on_drain callback (arg: the gw_subs). */
 void gw_subs_close_all_cb(void *subs);
-
-/* Parses a client's after_event_id: "" -> -1 (live only), else 1..19
- * decimal digits -> the id. Returns 0, or -1 when malformed. Pure. */
-int gw_event_id_parse(const char *s, int64_t *out);
 
 #endif
