@@ -97,14 +97,17 @@ static void gw_subs__unlink(gw_subs *s, gw_sub **bucket, gw_sub *sub)
 }
 
 /* Finishes the stream with a status that tells the client to resume
- * (shard lock held). */
+ * (shard lock held). sub may be freed on return: touch it no more. */
 static void gw_subs__end(gw_subs *s, gw_sub **bucket, gw_sub *sub, grpc_status_code code,
                          const char *reason, const char *msg)
 {
     if (!sub->linked)
         return;
-    rpc_call_finish(sub->call, code, reason, "%s", msg);
+    /* Unlinked first: a call that has already closed is freed inside
+     * rpc_call_finish, and the record with it (it lives in the arena). */
+    rpc_call *call = sub->call;
     gw_subs__unlink(s, bucket, sub);
+    rpc_call_finish(call, code, reason, "%s", msg);
 }
 
 /* Queues one event on the stream (shard lock held). false: the stream was
@@ -117,10 +120,10 @@ static bool gw_subs__send(gw_subs *s, gw_sub **bucket, gw_sub *sub, const Scrabb
     if (rc == RPC_EFULL) {
         /* Cut it off rather than let its backlog grow: the client resumes
          * from the last event it got and reads the rest from the log. */
+        log_info("slow_consumer", "account=%lld", (long long)sub->account_id);
+        metric_add(s->gw->m.slow_consumers, 1);
         gw_subs__end(s, bucket, sub, GRPC_STATUS_RESOURCE_EXHAUSTED, "slow_consumer",
                      "event stream fell too far behind: subscribe again with after_event_id");
-        metric_add(s->gw->m.slow_consumers, 1);
-        log_info("slow_consumer", "account=%lld", (long long)sub->account_id);
     } else {
         gw_subs__unlink(s, bucket, sub); /* ended under us */
     }
@@ -138,7 +141,10 @@ static void gw_subs__read(gw_subs_read *rd, int64_t after)
     Scrabble__V1__ReadEventsRequest req = SCRABBLE__V1__READ_EVENTS_REQUEST__INIT;
     req.account_id = rd->account_id;
     req.after_id = after;
-    req.limit = GW_SUBS_PAGE;
+    /* A page fits in half the stream's queue, so a client that keeps up
+     * is never cut off by its own replay. */
+    int half = rd->subs->gw->cfg.subscriber_queue / 2;
+    req.limit = half < 1 ? 1 : half < GW_SUBS_PAGE ? half : GW_SUBS_PAGE;
     rpc_client_opts opts = {.timeout_ms = rd->subs->gw->cfg.downstream_timeout_ms};
     if (rpc_client_unary(rd->subs->gw->store, "/scrabble.v1.Store/ReadEvents", &req.base,
                          &scrabble__v1__read_events_reply__descriptor, &opts, gw_subs__read_done,

@@ -77,6 +77,21 @@ CREATE FUNCTION store_append_events(p_accounts bigint[], p_dedupe text[], p_bodi
         ON CONFLICT DO NOTHING
 $$;
 
+-- The events of a write that reported p_code: appended (without dedupe
+-- keys) only when the write applied ('ok').
+CREATE FUNCTION store_append_events_if_ok(p_code text, p_accounts bigint[], p_bodies text[])
+    RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF p_code = 'ok' AND cardinality(p_accounts) > 0 THEN
+        PERFORM store_append_events(p_accounts,
+                                    array_fill(''::text, ARRAY[cardinality(p_accounts)]),
+                                    p_bodies);
+    END IF;
+END
+$$;
+
 -- CommitMove with its events: they are written only when the move is new
 -- ('ok'), in the move's transaction, so a committed move always has its
 -- events and a duplicate adds none.
@@ -94,11 +109,7 @@ BEGIN
         FROM store_commit_move(p_game_id, p_seq, p_seat, p_account_id, p_kind, p_score,
                                p_notation, p_move, p_to_move, p_scores, p_finish, p_end_reason,
                                p_final, p_winners) c;
-    IF o_code = 'ok' AND cardinality(p_ev_accounts) > 0 THEN
-        PERFORM store_append_events(p_ev_accounts,
-                                    array_fill(''::text, ARRAY[cardinality(p_ev_accounts)]),
-                                    p_ev_bodies);
-    END IF;
+    PERFORM store_append_events_if_ok(o_code, p_ev_accounts, p_ev_bodies);
 END
 $$;
 
@@ -110,11 +121,7 @@ CREATE FUNCTION store_finish_game_ev(p_game_id bigint, p_end_reason smallint, p_
 BEGIN
     SELECT f.o_code, f.o_game INTO o_code, o_game
         FROM store_finish_game(p_game_id, p_end_reason, p_final, p_winners) f;
-    IF o_code = 'ok' AND cardinality(p_ev_accounts) > 0 THEN
-        PERFORM store_append_events(p_ev_accounts,
-                                    array_fill(''::text, ARRAY[cardinality(p_ev_accounts)]),
-                                    p_ev_bodies);
-    END IF;
+    PERFORM store_append_events_if_ok(o_code, p_ev_accounts, p_ev_bodies);
 END
 $$;
 

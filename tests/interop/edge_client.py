@@ -187,6 +187,18 @@ class Subscription:
         self.call.cancel()
 
 
+def poll(what, fn, timeout=30):
+    """fn() until it returns something true (returned), at most timeout s:
+    tests wait for states, never for fixed times."""
+    deadline = time.time() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
 def metric(port, name):
     """Sum of a Prometheus metric's samples on 127.0.0.1:port/metrics."""
     body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()

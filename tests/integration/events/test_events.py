@@ -24,7 +24,7 @@ import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
 import edge_client as ec  # noqa: E402
-from edge_client import CallError, Edge, common_pb2  # noqa: E402
+from edge_client import Edge, common_pb2, poll  # noqa: E402
 
 GW1 = "127.0.0.1:" + os.environ["GW1_PORT"]
 GW2 = "127.0.0.1:" + os.environ["GW2_PORT"]
@@ -36,16 +36,6 @@ S = grpc.StatusCode
 
 
 # ---- helpers ----------------------------------------------------------------
-
-def poll(what, fn, timeout=30):
-    deadline = time.time() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.time() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
 
 def psql(sql):
     p = subprocess.run(["psql", PG, "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql],

@@ -24,7 +24,7 @@ import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
 import edge_client as ec  # noqa: E402
-from edge_client import CallError, Edge, common_pb2  # noqa: E402
+from edge_client import CallError, Edge, common_pb2, poll  # noqa: E402
 
 TARGET = "127.0.0.1:" + os.environ["GATEWAY_PORT"]
 MPORT = int(os.environ["GATEWAY_METRICS_PORT"])
@@ -132,16 +132,6 @@ def psql(sql):
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 0, p.stderr
     return p.stdout.strip()
-
-
-def poll(what, fn, timeout=30):
-    deadline = time.time() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.time() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def same_reply(got, want, what):
