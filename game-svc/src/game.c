@@ -411,7 +411,7 @@ static int game__move_events(rpc_arena *a, int64_t game_id, const game_state *g,
  * Its events need nothing here: they were committed with m. */
 static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m)
 {
-    game_events_del_draft(svc->events, e->game_id, m->account_id);
+    game_drafts_delete(svc->drafts, e->game_id, m->account_id);
 }
 
 static void game__announced(void *arg, const rpc_status *st, ProtobufCMessage *reply)

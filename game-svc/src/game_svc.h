@@ -12,7 +12,6 @@
 #include "cache.h"
 #include "drafts.h"
 #include "event_log.h"
-#include "events.h"
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "rules.h"
@@ -58,7 +57,6 @@ typedef struct game_svc {
     game_cache *cache;
     game_store store;
     game_drafts *drafts;
-    game_events *events;
     game_lexicons lexicons;
     metric *m_evaluate;
     metric *m_turns;
@@ -107,6 +105,9 @@ struct game_op {
     solver_placement placed[16];
     char tiles[16];
     struct game_pending *pending; /* allocated when a commit starts */
+
+    /* SaveDraft: the reply, built before the job is queued. */
+    Scrabble__V1__Draft *draft;
 
     /* Social: who to tell (copied under the lock for the post step). */
     int nseats;
