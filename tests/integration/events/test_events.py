@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 import uuid
 
 import grpc
@@ -276,23 +275,5 @@ TESTS = [test_resume_after_gateway_restart, test_resume_races_live_events, test_
          test_out_of_window]
 
 
-def main():
-    only = set(sys.argv[1:])
-    failed = 0
-    for t in TESTS:
-        if only and t.__name__ not in only:
-            continue
-        t0 = time.time()
-        try:
-            t()
-            print(f"ok   {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
-        except Exception:
-            failed += 1
-            print(f"FAIL {t.__name__}", flush=True)
-            traceback.print_exc()
-    print(f"{len(TESTS) - failed if not only else len(only) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    ec.run_tests(TESTS)
