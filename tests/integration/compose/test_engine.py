@@ -296,7 +296,7 @@ def play_game(e, target, solver, lexicon, crash):
           % (seq_at_crash, st.seq))
     for c in players:
         c.close()
-    return gid, ec
+    return gid, ec, ("ann" + suffix, "correct horse %s" % suffix)
 
 
 # ---- the run ----------------------------------------------------------------
@@ -421,7 +421,7 @@ def main():
             check(int(inspect(e, cid, "{{.RestartCount}}")) > restarts, "%s restarted after the crash" % victim)
 
         target = "127.0.0.1:%d" % port
-        gid, ec = play_game(e, target, solver, args.lexicon, crash)
+        gid, ec, (handle, password) = play_game(e, target, solver, args.lexicon, crash)
         after = gateway_calls(e)
         per = {cid[:12]: (after.get(cid) or 0) - (before.get(cid) or 0) for cid in after}
         check(len(per) == 3 and all(v > 0 for v in per.values()),
@@ -429,27 +429,60 @@ def main():
         ngx = nginx_requests(e, bal)
         note("balancer requests during the game: %s" % ((ngx - ngx0) if ngx and ngx0 is not None else "?"))
 
-        # -- the load-test profile, briefly; CPU of the balancer and a gateway
-        gw0 = containers(e, "gateway")[0]
+        # -- figures: calls per gateway behind the balancer, and CPU per call
+        # of the balancer next to a gateway's, with h2load at a fixed rate
+        # (bounded: 10,000 calls per method).
+        if shutil.which("h2load"):
+            c = ec.Edge(target)
+            token = c.call("Login", handle=handle, password=password).token
+            c.close()
+            state = os.path.join(tmp, "getstate.bin")
+            body = ec.edge_pb2.GameRef(game_id=gid).SerializeToString()
+            with open(state, "wb") as f:
+                f.write(b"\0" + len(body).to_bytes(4, "big") + body)
+            health = os.path.join(tmp, "health.bin")
+            with open(health, "wb") as f:
+                f.write(b"\0\0\0\0\0")
+            gws = containers(e, "gateway")
+            for name, path, data, hdr in (("health", "/grpc.health.v1.Health/Check", health, []),
+                                          ("getstate", "/scrabble.v1.Edge/GetState", state,
+                                           ["-H", "authorization: Bearer " + token])):
+                before = gateway_calls(e)
+                ngx0, cpu_b0 = nginx_requests(e, bal), cpu_ns(e, bal)
+                cpu_g0 = {g: cpu_ns(e, g) for g in gws}
+                r = e.run(["h2load", "-n", "10000", "-c", "4", "-m", "4", "-t", "1", "--rps=250", "-d", data,
+                           "-H", "content-type: application/grpc", "-H", "te: trailers"] + hdr
+                          + ["http://%s%s" % (target, path)], timeout=300)
+                after = gateway_calls(e)
+                ngx1, cpu_b1 = nginx_requests(e, bal), cpu_ns(e, bal)
+                cpu_g1 = {g: cpu_ns(e, g) for g in gws}
+                ok = re.search(r"requests: .* (\d+) succeeded", r.stdout)
+                per = [(after.get(g) or 0) - (before.get(g) or 0) for g in gws]
+                note("h2load %s: %s" % (name, ok.group(0) if ok else r.stdout[-300:]))
+                if per and min(per) > 0:
+                    mean = sum(per) / len(per)
+                    figure("%s_calls_per_gateway" % name, ",".join("%d" % v for v in per))
+                    figure("%s_gateway_spread_pct" % name, "%.1f" % (100.0 * (max(per) - min(per)) / mean))
+                    check((max(per) - min(per)) / mean <= 0.10,
+                          "%s: calls per gateway even within 10%% (%s)" % (name, per))
+                if None not in (ngx0, ngx1, cpu_b0, cpu_b1) and ngx1 > ngx0:
+                    figure("%s_balancer_cpu_us_per_call" % name, "%.1f" % ((cpu_b1 - cpu_b0) / 1e3 / (ngx1 - ngx0)))
+                    g = gws[0]
+                    if cpu_g0.get(g) is not None and cpu_g1.get(g) is not None and per[0] > 0:
+                        figure("%s_gateway_cpu_us_per_call" % name,
+                               "%.1f" % ((cpu_g1[g] - cpu_g0[g]) / 1e3 / per[0]))
+
+        # -- the load-test profile, briefly
         before = gateway_calls(e)
-        ngx0, cpu_b0, cpu_g0 = nginx_requests(e, bal), cpu_ns(e, bal), cpu_ns(e, gw0)
         r = e.compose("--profile", "loadtest", "run", "-T", "--rm",
                       "-e", "SCRABBLE_LOADTEST_STEPS=20", "-e", "SCRABBLE_LOADTEST_STEP_DURATION=20s",
                       "loadtest", timeout=300)
         check(r.returncode == 0, "the load-test profile ran through the balancer (exit %d)%s"
               % (r.returncode, "" if r.returncode == 0 else ": " + (r.stdout + r.stderr)[-600:]))
         after = gateway_calls(e)
-        ngx1, cpu_b1, cpu_g1 = nginx_requests(e, bal), cpu_ns(e, bal), cpu_ns(e, gw0)
         per = [(after.get(c) or 0) - (before.get(c) or 0) for c in after]
-        if per and min(per) > 0:
-            mean = sum(per) / len(per)
-            figure("loadtest_requests_per_gateway", ",".join("%d" % v for v in per))
-            figure("loadtest_gateway_spread_pct", "%.1f" % (100.0 * (max(per) - min(per)) / mean))
-        if None not in (ngx0, ngx1, cpu_b0, cpu_b1, cpu_g0, cpu_g1) and ngx1 > ngx0:
-            calls_g = (after.get(gw0) or 0) - (before.get(gw0) or 0)
-            figure("balancer_cpu_us_per_call", "%.1f" % ((cpu_b1 - cpu_b0) / 1e3 / (ngx1 - ngx0)))
-            if calls_g > 0:
-                figure("gateway_cpu_us_per_call", "%.1f" % ((cpu_g1 - cpu_g0) / 1e3 / calls_g))
+        check(len(per) == 3 and min(per) > 0, "the load test reached every gateway: %s" % per)
+        figure("loadtest_calls_per_gateway", ",".join("%d" % v for v in per))
 
         # -- the upgrade recipe keeps the replicas: docker-compose build && ./up.sh
         t0 = time.time()
@@ -464,6 +497,28 @@ def main():
             c.call("Login", handle="nobody-%d" % os.getpid(), password="x" * 12)
         except ec.CallError as err:
             check(err.code.name == "UNAUTHENTICATED", "the single address answers after the upgrade (%s)" % err.code.name)
+        c.close()
+
+        # -- backup and restore (the recipe of docs/OPERATIONS.md)
+        dump = os.path.join(tmp, "scrabble.dump")
+        r = e.run(["bash", "-c", "docker-compose exec -T -u postgres postgres pg_dump -U postgres -Fc scrabble > '%s'"
+                   % dump], timeout=300)
+        check(r.returncode == 0 and os.path.getsize(dump) > 0, "backup: pg_dump of the scrabble database")
+        services = ["balancer", "gateway", "game-svc-0", "game-svc-1", "store-svc"]
+        r1 = e.compose("stop", *services, timeout=300)
+        r2 = e.run(["bash", "-c", "docker-compose exec -T -u postgres postgres pg_restore -U postgres -d scrabble "
+                    "--clean --if-exists --single-transaction < '%s'" % dump], timeout=300)
+        r3 = e.compose("start", *reversed(services), timeout=300)
+        r4 = e.run(["./wait.sh"], timeout=300)
+        check(all(x.returncode == 0 for x in (r1, r2, r3, r4)), "restore: stop, pg_restore, start, healthy (%s)"
+              % ([x.returncode for x in (r1, r2, r3, r4)], ))
+        c = ec.Edge(target)
+        try:
+            c.token = c.call("Login", handle=handle, password=password).token
+            st = c.call("GetState", game_id=gid)
+            check(st.status == 2 and st.seq > 0, "after the restore the finished game is there (seq %d)" % st.seq)
+        except ec.CallError as err:
+            check(False, "after the restore: %s" % err)
         c.close()
 
         # -- down after scaling leaves nothing
