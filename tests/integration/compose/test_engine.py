@@ -204,6 +204,15 @@ def cpu_ns(e, cid):
     return None
 
 
+def prune_build_stages(e):
+    """Removes every untagged build stage of compose/Dockerfile but the
+    newest (docker images lists newest first)."""
+    ids = e.run(["docker", "images", "-q", "--filter", "dangling=true", "--filter",
+                 "label=org.scrabble.stage=build"], timeout=60).stdout.split()
+    for old in ids[1:]:
+        e.run(["docker", "rmi", old], timeout=120)
+
+
 def upstream_count(e):
     cids = containers(e, "balancer")
     if not cids:
@@ -535,10 +544,13 @@ def main():
             listener.close()
         e.compose("--profile", "loadtest", "down", "-v", "--remove-orphans", timeout=300)
         # The image is this test's build cache (kept); an older build it
-        # replaced is not.
+        # replaced is not, nor are superseded build stages (untagged,
+        # labelled by the Dockerfile): only the newest is the next build's
+        # compile cache.
         now = e.run(["docker", "images", "-q", IMAGE], timeout=30).stdout.strip()
         if built_before and now and built_before != now:
             e.run(["docker", "rmi", built_before], timeout=120)
+        prune_build_stages(e)
         stop_dockerd(dockerd)
         shutil.rmtree(tmp, ignore_errors=True)
         figure("engine_test_total_s", "%.0f" % (time.time() - t_start))
