@@ -226,6 +226,7 @@ def wait_for(pred, timeout, desc, every=1.0):
     while time.time() < deadline:
         v = pred()
         if v:
+            check(True, desc)
             return v
         time.sleep(every)
     check(False, desc + " (not within %d s)" % timeout)

@@ -45,11 +45,12 @@ def main():
     e = te.Env(repo, secrets, port)
     t_start = time.time()
     dockerd = te.start_dockerd(e.env, tmp)
-    made_swarm = False
+    made_swarm = had_gwbridge = False
     try:
         state = e.run(["docker", "info", "-f", "{{.Swarm.LocalNodeState}}"], timeout=30).stdout.strip()
         if state != "inactive":
             te.skip("the engine is in a swarm already (%s): not ours to change" % state)
+        had_gwbridge = e.run(["docker", "network", "inspect", "docker_gwbridge"], timeout=30).returncode == 0
         r = e.run(["docker", "swarm", "init", "--advertise-addr", "127.0.0.1"], timeout=120)
         if r.returncode != 0:
             te.skip("docker swarm init failed here: %s" % r.stderr.strip()[-300:])
@@ -86,26 +87,34 @@ def main():
         sys.path.insert(0, os.path.join(repo, "tests", "interop"))
         import edge_client as ec
         target = "127.0.0.1:%d" % port
-        handle = "swarm%d" % os.getpid()
+        attempt = [0]
 
         def register():
+            # Until the gateways' channels to store-svc are up (swarm starts
+            # everything at once), Register answers UNAVAILABLE; each try
+            # uses a new handle, and a throttled try (every call comes from
+            # the balancer's one address) is simply retried later.
+            attempt[0] += 1
+            handle = "swarm%d-%d" % (os.getpid(), attempt[0])
             c = ec.Edge(target)
             try:
-                return c.call("Register", handle=handle, password="correct horse swarm")
+                return handle, c.call("Register", handle=handle, password="correct horse swarm")
             except ec.CallError as err:
-                if err.code.name == "UNAVAILABLE":
+                if err.code.name in ("UNAVAILABLE", "RESOURCE_EXHAUSTED"):
                     return None
                 raise
             finally:
                 c.close()
 
-        reg = te.wait_for(register, 120, "Register through the stack's single address")
-        if reg is not None:
+        got = te.wait_for(register, 180, "Register through the stack's single address", every=5.0)
+        if got is not None:
+            handle, reg = got
             c = ec.Edge(target)
             r = c.call("Login", handle=handle, password="correct horse swarm")
             c.close()
             te.check(r.account_id == reg.account_id and r.token,
-                     "registered and logged in through the swarm's balancer (account %d)" % r.account_id)
+                     "registered and logged in through the swarm's balancer (account %d, try %d)"
+                     % (r.account_id, attempt[0]))
 
         # Scale: the replica count lives in the file, redeployed.
         e.env["GATEWAY_REPLICAS"] = "3"
@@ -144,6 +153,9 @@ def main():
             for v in vols:
                 e.run(["docker", "volume", "rm", v], timeout=60)
             e.run(["docker", "swarm", "leave", "--force"], timeout=120)
+            # swarm init made the bridge to the overlay networks; leave keeps it.
+            if not had_gwbridge:
+                e.run(["docker", "network", "rm", "docker_gwbridge"], timeout=60)
         te.stop_dockerd(dockerd)
         shutil.rmtree(tmp, ignore_errors=True)
         te.figure("swarm_test_total_s", "%.0f" % (time.time() - t_start))
