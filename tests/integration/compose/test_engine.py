@@ -494,6 +494,24 @@ def main():
         check(len(per) == 3 and min(per) > 0, "the load test reached every gateway: %s" % per)
         figure("loadtest_calls_per_gateway", ",".join("%d" % v for v in per))
 
+        # -- a third game-svc: the games override, named once in COMPOSE_FILE
+        # (compose/.env in the recipe) so every later command includes it
+        games = os.path.join(tmp, "docker-compose.games.yml")
+        r = e.run(["./games.sh", "3"], timeout=60)
+        with open(games, "w") as f:
+            f.write(r.stdout)
+        e.env["COMPOSE_FILE"] += ":" + games
+        r = e.run(["./up.sh"], timeout=600)
+        check(r.returncode == 0 and len(containers(e, "game-svc-2")) == 1,
+              "games override: game-svc-2 runs healthy (COMPOSE_FILE=...:docker-compose.games.yml, ./up.sh)")
+
+        def gateway_lists():
+            return {inspect(e, g, "{{range .Config.Env}}{{println .}}{{end}}").split("SCRABBLE_GATEWAY_GAMES=")[-1]
+                    .split("\n")[0] for g in containers(e, "gateway")}
+
+        want = {"game-svc-0:7100,game-svc-1:7100,game-svc-2:7100"}
+        check(gateway_lists() == want, "every gateway lists the 3 instances: %s" % gateway_lists())
+
         # -- the upgrade recipe keeps the replicas: docker-compose build && ./up.sh
         t0 = time.time()
         r = e.compose("build", timeout=1800)
@@ -502,6 +520,8 @@ def main():
         r = e.run(["./up.sh"], timeout=600)
         check(r.returncode == 0, "upgrade: ./up.sh")
         check(len(containers(e, "gateway")) == 3, "after the upgrade 3 gateways still run")
+        check(len(containers(e, "game-svc-2")) == 1 and gateway_lists() == want,
+              "after the upgrade game-svc-2 still runs and every gateway lists it")
         c = ec.Edge(target)
         try:
             c.call("Login", handle="nobody-%d" % os.getpid(), password="x" * 12)
@@ -514,7 +534,7 @@ def main():
         r = e.run(["bash", "-c", "docker-compose exec -T -u postgres postgres pg_dump -U postgres -Fc scrabble > '%s'"
                    % dump], timeout=300)
         check(r.returncode == 0 and os.path.getsize(dump) > 0, "backup: pg_dump of the scrabble database")
-        services = ["balancer", "gateway", "game-svc-0", "game-svc-1", "store-svc"]
+        services = ["balancer", "gateway", "game-svc-0", "game-svc-1", "game-svc-2", "store-svc"]
         r1 = e.compose("stop", *services, timeout=300)
         r2 = e.run(["bash", "-c", "docker-compose exec -T -u postgres postgres pg_restore -U postgres -d scrabble "
                     "--clean --if-exists --single-transaction < '%s'" % dump], timeout=300)
