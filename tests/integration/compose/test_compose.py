@@ -201,6 +201,45 @@ def check_services(cfg, bin_dir, game_count):
     return svcs
 
 
+def check_stack(path):
+    """compose/docker-stack.yml: the services of the compose file but the
+    one-shots, each with swarm limits, dnsrr endpoints and a health check;
+    each of ours gets its own identity as secrets and nobody else's; only
+    the balancer publishes, and the backend overlay is encrypted."""
+    import yaml
+    doc = yaml.safe_load(open(path))
+    svcs = doc.get("services", {})
+    want = {"postgres", "redis", "store-svc", "game-svc-0", "game-svc-1", "gateway", "balancer"}
+    check(set(svcs) == want, "stack services %s, expected %s" % (sorted(svcs), sorted(want)))
+    idents = {"store-svc": "store-svc", "game-svc-0": "game-svc", "game-svc-1": "game-svc", "gateway": "gateway"}
+    for name, s in svcs.items():
+        dep = s.get("deploy") or {}
+        check(dep.get("endpoint_mode") == "dnsrr", "stack %s: endpoint_mode %s, expected dnsrr" % (name, dep.get("endpoint_mode")))
+        lim = (dep.get("resources") or {}).get("limits") or {}
+        check(lim.get("cpus") and lim.get("memory"), "stack %s: no deploy.resources.limits" % name)
+        check(bool((s.get("healthcheck") or {}).get("test")), "stack %s: no healthcheck" % name)
+        check(name == "balancer" or not s.get("ports"), "stack %s publishes ports" % name)
+        sources = {x["source"] if isinstance(x, dict) else x for x in s.get("secrets") or []}
+        keys = {x for x in sources if x.endswith(".key")}
+        if name in idents:
+            ident = idents[name]
+            check(keys == {ident + ".key", "probe.key"}, "stack %s: keys %s, expected only its own" % (name, sorted(keys)))
+            env = s.get("environment") or {}
+            check(any(k.endswith("_CERTS_DIR") and v == "/run/secrets" for k, v in env.items()),
+                  "stack %s: certs dir is not /run/secrets" % name)
+        else:
+            check(not keys, "stack %s: holds keys %s" % (name, sorted(keys)))
+    bal = svcs.get("balancer", {})
+    check((bal.get("environment") or {}).get("BALANCER_UPSTREAM") == "tasks.gateway:7000",
+          "stack balancer: upstream is not tasks.gateway:7000")
+    check(str((svcs.get("gateway", {}).get("deploy") or {}).get("replicas")) == "${GATEWAY_REPLICAS:-2}",
+          "stack gateway: replicas not from GATEWAY_REPLICAS")
+    net = (doc.get("networks") or {}).get("backend") or {}
+    check(net.get("driver") == "overlay" and "encrypted" in (net.get("driver_opts") or {}),
+          "stack: the backend network is not an encrypted overlay")
+    check("ca.key" not in (doc.get("secrets") or {}), "stack: the CA key must not be a secret")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", required=True)
@@ -236,6 +275,9 @@ def main():
             os.unlink(f.name)
     r = subprocess.run([os.path.join(cdir, "games.sh"), "1"], capture_output=True, text=True)
     check(r.returncode == 2, "games.sh 1 should be a usage error (exit 2), got %d" % r.returncode)
+
+    print("-- docker-stack.yml (swarm)")
+    check_stack(os.path.join(cdir, "docker-stack.yml"))
 
     print("-- Dockerfile and .dockerignore")
     df = open(os.path.join(cdir, "Dockerfile")).read()
