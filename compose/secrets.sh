@@ -22,8 +22,9 @@ LOG_TAG=compose/secrets.sh
 . "$here/../scripts/lib.sh"
 
 # SCRABBLE_SECRETS_DIR: the same variable docker-compose.yml reads, so the
-# files land where the stack looks for them.
-export SECRETS_DIR=${SCRABBLE_SECRETS_DIR:-$here/secrets}
+# files land where the stack looks for them (SECRETS_DIR, the name
+# scripts/lib.sh uses, still works).
+export SECRETS_DIR=${SCRABBLE_SECRETS_DIR:-${SECRETS_DIR:-$here/secrets}}
 APP_UID=10001 # the user of compose/Dockerfile's image
 DB_UID=999    # postgres and redis in the official images
 
