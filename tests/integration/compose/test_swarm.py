@@ -109,12 +109,27 @@ def main():
         got = te.wait_for(register, 180, "Register through the stack's single address", every=5.0)
         if got is not None:
             handle, reg = got
-            c = ec.Edge(target)
-            r = c.call("Login", handle=handle, password="correct horse swarm")
-            c.close()
-            te.check(r.account_id == reg.account_id and r.token,
-                     "registered and logged in through the swarm's balancer (account %d, try %d)"
-                     % (r.account_id, attempt[0]))
+
+            # Every gateway must reach store-svc, not only the one that
+            # answered Register: a gateway whose first DNS lookup of
+            # store-svc failed (swarm starts everything at once) retries
+            # with gRPC's reconnect backoff. Two logins in a row succeed
+            # only when both gateways do (the balancer alternates).
+            def login_twice():
+                c = ec.Edge(target)
+                try:
+                    r = [c.call("Login", handle=handle, password="correct horse swarm") for _ in range(2)]
+                except ec.CallError as err:
+                    if err.code.name in ("UNAVAILABLE", "RESOURCE_EXHAUSTED"):
+                        return None
+                    raise
+                finally:
+                    c.close()
+                return r[-1]
+
+            r = te.wait_for(login_twice, 180, "Login through the swarm's balancer, on both gateways", every=7.0)
+            te.check(r is not None and r.account_id == reg.account_id and r.token,
+                     "registered and logged in through the swarm's balancer (account %d)" % reg.account_id)
 
         # Scale: the replica count lives in the file, redeployed.
         e.env["GATEWAY_REPLICAS"] = "3"
