@@ -17,7 +17,8 @@ balancer and of a gateway) are printed as `FIGURE name value`; nothing is
 asserted on time.
 
 It starts dockerd only when none answers, and stops only the one it
-started. It removes every container, network and volume of its own
+started; a lock (/run/lock/scrabble-engine-test.lock) keeps the engine and
+swarm tests of every worktree on this machine from running at once. It removes every container, network and volume of its own
 project and the images it built that are not its cache (the cache: the
 images.sh images and scrabble:enginetest, the build's layer cache).
 
@@ -96,6 +97,28 @@ class Env:
 
     def compose(self, *args, **kw):
         return self.run(["docker-compose"] + list(args), **kw)
+
+
+LOCK = "/run/lock/scrabble-engine-test.lock"
+
+
+def engine_lock(wait_s=600):
+    """One engine test at a time on this machine (every worktree's `make
+    test` runs them): they share one dockerd, which the first may have
+    started and will stop, one swarm, and the image tag. Held until the
+    process exits. Skips when another holds it longer than wait_s."""
+    import fcntl
+    os.makedirs(os.path.dirname(LOCK), exist_ok=True)
+    f = open(LOCK, "a")
+    deadline = time.time() + wait_s
+    while True:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return f
+        except BlockingIOError:
+            if time.time() > deadline:
+                skip("another engine test held %s for %d s" % (LOCK, wait_s))
+            time.sleep(2)
 
 
 def docker_answers(env):
@@ -325,6 +348,7 @@ def main():
         if shutil.which(tool, path="/usr/bin:/usr/sbin:" + os.environ.get("PATH", "")) is None:
             skip("%s is not installed (scripts/install-deps.sh installs docker.io and docker-compose)" % tool)
 
+    lock = engine_lock()  # noqa: F841 (held until exit)
     tmp = tempfile.mkdtemp(prefix="scrabble-engine-")
     secrets = os.path.join(tmp, "secrets")
     port = free_port()

@@ -39,6 +39,7 @@ def main():
     for tool in ("docker-compose", "dockerd"):
         if shutil.which(tool, path="/usr/bin:/usr/sbin:" + os.environ.get("PATH", "")) is None:
             te.skip("%s is not installed (scripts/install-deps.sh installs docker.io and docker-compose)" % tool)
+    lock = te.engine_lock()  # noqa: F841 (held until exit)
     tmp = tempfile.mkdtemp(prefix="scrabble-swarm-")
     secrets = os.path.join(tmp, "secrets")
     port = te.free_port()
