@@ -107,6 +107,7 @@ STORE__HANDLER(store__h_commit_move, "CommitMove", store_commit_move_begin)
 STORE__HANDLER(store__h_finish_game, "FinishGame", store_finish_game_begin)
 STORE__HANDLER(store__h_append_chat, "AppendChat", store_append_chat_begin)
 STORE__HANDLER(store__h_list_chat, "ListChat", store_list_chat_begin)
+STORE__HANDLER(store__h_get_leaderboard, "GetLeaderboard", store_get_leaderboard_begin)
 
 /* Request size bounds: what each method can legitimately carry (a handle
  * is at most 128 bytes of UTF-8, a password 1024 bytes, a bio 280
@@ -131,6 +132,7 @@ static const rpc_method_impl store__methods[] = {
     {"FinishGame", store__h_finish_game, STORE__SMALL},
     {"AppendChat", store__h_append_chat, 4096},
     {"ListChat", store__h_list_chat, STORE__SMALL},
+    {"GetLeaderboard", store__h_get_leaderboard, STORE__SMALL},
     {NULL, NULL, 0, false},
 };
 
@@ -151,6 +153,7 @@ static const rpc_allow_rule store__allow[] = {
     {"RespondInvitation", "gateway"},
     {"ListInvitations", "gateway"},
     {"ListGames", "gateway"},
+    {"GetLeaderboard", "gateway"},
     {"CreateGame", "game-svc"},
     {"LoadGame", "game-svc"},
     {"CommitMove", "game-svc"},
