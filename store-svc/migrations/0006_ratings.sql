@@ -350,22 +350,14 @@ BEGIN
 END
 $$;
 
--- The invitation and game JSON of 0001 plus `rated`, for the statements
--- that return them (so 0001's functions stay as they are). A JSON that
--- already says `rated` keeps it.
-CREATE FUNCTION ratings_invitation_json(j json) RETURNS json
+-- An invitation's or a game's JSON (0001's store_invitation_json /
+-- store_game_json, both carrying `invitation_id`) plus `rated`, for the
+-- statements that return them, so 0001's functions stay as they are. A
+-- JSON that already says `rated` keeps it.
+CREATE FUNCTION ratings_json_rated(j json) RETURNS json
     LANGUAGE sql STABLE
     AS $$
     SELECT CASE WHEN j IS NULL OR j::jsonb ? 'rated' THEN j ELSE
-        (j::jsonb || jsonb_build_object('rated',
-            coalesce((SELECT i.rated FROM invitations i
-                      WHERE i.id = (j ->> 'invitation_id')::bigint), false)))::json END
-$$;
-
-CREATE FUNCTION ratings_game_json(j json) RETURNS json
-    LANGUAGE sql STABLE
-    AS $$
-    SELECT CASE WHEN j IS NULL THEN NULL ELSE
         (j::jsonb || jsonb_build_object('rated',
             coalesce((SELECT i.rated FROM invitations i
                       WHERE i.id = (j ->> 'invitation_id')::bigint), false)))::json END

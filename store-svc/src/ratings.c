@@ -47,24 +47,6 @@ static void store__board_token(double rating, int64_t account_id, int32_t rank, 
              (uint32_t)rank);
 }
 
-static int store__hexn(const char *s, int n, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (int i = 0; i < n; i++) {
-        char c = s[i];
-        int d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else
-            return -1;
-        x = (x << 4) | (uint64_t)d;
-    }
-    *v = x;
-    return 0;
-}
-
 /* 0 and the keyset, or -1 when tok is not a token this code wrote. */
 static int store__board_token_decode(const char *tok, double *rating, int64_t *account_id,
                                      int32_t *rank)
@@ -73,8 +55,8 @@ static int store__board_token_decode(const char *tok, double *rating, int64_t *a
     if (strlen(tok) != 3 + 16 + 1 + 16 + 1 + 8 || memcmp(tok, "l1.", 3) != 0 || tok[19] != '.' ||
         tok[36] != '.')
         return -1;
-    if (store__hexn(tok + 3, 16, &bits) || store__hexn(tok + 20, 16, &id) ||
-        store__hexn(tok + 37, 8, &r))
+    if (store_hex_u64(tok + 3, 16, &bits) || store_hex_u64(tok + 20, 16, &id) ||
+        store_hex_u64(tok + 37, 8, &r))
         return -1;
     memcpy(rating, &bits, sizeof bits);
     if (!isfinite(*rating) || (int64_t)id <= 0 || r == 0 || r > INT32_MAX)

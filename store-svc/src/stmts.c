@@ -14,16 +14,16 @@ const store_stmt store_statements[] = {
     {"open_session", "SELECT o_code, o_expires_at_ms FROM store_open_session($1, $2, $3)", 3},
     {"update_profile", "SELECT o_code, o_profile FROM store_update_profile($1, $2, $3)", 3},
     /* $6: rated (0006_ratings.sql). Invitation and game JSON go through
-     * ratings_*_json, which add `rated`. */
+     * ratings_json_rated, which adds `rated`. */
     {"create_invitation",
-     "SELECT o_code, o_detail, ratings_invitation_json(o_invitation) "
+     "SELECT o_code, o_detail, ratings_json_rated(o_invitation) "
      "FROM ratings_create_invitation($1, $2::text[], $3::text[], $4, $5, $6)",
      6},
     {"respond_invitation",
-     "SELECT o_code, ratings_invitation_json(o_invitation) "
+     "SELECT o_code, ratings_json_rated(o_invitation) "
      "FROM store_respond_invitation($1, $2, $3)",
      3},
-    {"create_game", "SELECT o_code, ratings_game_json(o_game) FROM store_create_game($1, $2)", 2},
+    {"create_game", "SELECT o_code, ratings_json_rated(o_game) FROM store_create_game($1, $2)", 2},
     {"commit_move",
      "SELECT o_code, o_at_ms, o_move FROM store_commit_move($1, $2, $3, $4, $5, $6, $7, $8, $9, "
      "$10::int[], $11, $12, $13::int[], $14::int[])",
@@ -70,7 +70,7 @@ const store_stmt store_statements[] = {
     /* One row with a NULL invitation when the account has none; no row when
      * the account does not exist. */
     {"list_invitations",
-     "SELECT a.id, ratings_invitation_json(store_invitation_json(x.invitation_id)) "
+     "SELECT a.id, ratings_json_rated(store_invitation_json(x.invitation_id)) "
      "FROM accounts a "
      "LEFT JOIN LATERAL (SELECT s.invitation_id FROM invitation_seats s "
      "  JOIN invitations i ON i.id = s.invitation_id "
@@ -79,11 +79,11 @@ const store_stmt store_statements[] = {
      "WHERE a.id = $1 ORDER BY x.invitation_id DESC",
      1},
     {"get_invitation",
-     "SELECT ratings_invitation_json(store_invitation_json(id)) FROM invitations WHERE id = $1", 1},
+     "SELECT ratings_json_rated(store_invitation_json(id)) FROM invitations WHERE id = $1", 1},
     /* Game (seq 0 row, as JSON with its seats) and every move, one
      * round-trip. */
     {"load_game",
-     "SELECT 0::bigint AS seq, ratings_game_json(store_game_json(id))::text, NULL::bytea, "
+     "SELECT 0::bigint AS seq, ratings_json_rated(store_game_json(id))::text, NULL::bytea, "
      "0::bigint "
      "FROM games WHERE id = $1 "
      "UNION ALL "

@@ -330,6 +330,9 @@ void store_sha256_hex(const void *p, size_t n, char out[65]);
 /* ------------------------------------------------------------------ */
 /* Page tokens (pagetoken.c): pure.                                    */
 
+/* n (<= 16) lower-case hex digits at s into *v: 0, or -1 on another
+ * character. The page tokens' fields. */
+int store_hex_u64(const char *s, int n, uint64_t *v);
 /* Opaque ListGames keyset token for (updated_at in µs, game_id). */
 void store_page_token_encode(int64_t updated_us, int64_t game_id, char *out, size_t outlen);
 /* 0 and the pair, or -1 when the token is malformed. */

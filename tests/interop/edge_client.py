@@ -185,6 +185,38 @@ class Subscription:
         self.call.cancel()
 
 
+def expect_error(code, reason, fn, *a, **kw):
+    """Calls fn, which must fail with (code, reason); returns the error."""
+    try:
+        fn(*a, **kw)
+    except CallError as e:
+        assert e.code == code and e.reason == reason, \
+            f"want {code.name} {reason}, got {e.code.name} {e.reason}: {e.details}"
+        return e
+    raise AssertionError(f"want {code.name} {reason}, call succeeded")
+
+
+def new_player(target, prefix):
+    """A freshly registered account's Edge, with .token, .account_id, .handle."""
+    import uuid
+    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
+    e = Edge(target)
+    r = e.call("Register", handle=handle, password="correct horse battery")
+    e.token, e.account_id, e.handle = r.token, r.account_id, handle
+    return e
+
+
+def poll(what, fn, timeout=60):
+    """fn() until it is truthy (returned), for at most timeout seconds."""
+    deadline = time.time() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
 def metric(port, name):
     """Sum of a Prometheus metric's samples on 127.0.0.1:port/metrics."""
     body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()

@@ -12,13 +12,12 @@ import subprocess
 import sys
 import time
 import traceback
-import uuid
 
 import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
 import edge_client as ec  # noqa: E402
-from edge_client import CallError, Edge, common_pb2  # noqa: E402
+from edge_client import Edge, common_pb2, expect_error, poll  # noqa: E402
 
 TARGET = "127.0.0.1:" + os.environ["GATEWAY_PORT"]
 MPORT = int(os.environ["GATEWAY_METRICS_PORT"])
@@ -30,22 +29,8 @@ S = grpc.StatusCode
 
 # ---- helpers ----------------------------------------------------------------
 
-def expect_error(code, reason, fn, *a, **kw):
-    try:
-        fn(*a, **kw)
-    except CallError as e:
-        assert e.code == code and e.reason == reason, \
-            f"want {code.name} {reason}, got {e.code.name} {e.reason}: {e.details}"
-        return e
-    raise AssertionError(f"want {code.name} {reason}, call succeeded")
-
-
 def new_player(prefix):
-    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
-    e = Edge(TARGET)
-    r = e.call("Register", handle=handle, password="correct horse battery")
-    e.token, e.account_id, e.handle = r.token, r.account_id, handle
-    return e
+    return ec.new_player(TARGET, prefix)
 
 
 def open_subs(*edges):
@@ -73,16 +58,6 @@ def psql(sql):
     return p.stdout.strip()
 
 
-def poll(what, fn, timeout=60):
-    deadline = time.time() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.time() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def play_out(players, game_id):
     """Plays the game to its end: each turn the solver's best play, else an
     exchange while the bag allows, else a pass. players: Edge by seat."""
@@ -100,11 +75,6 @@ def play_out(players, game_id):
         else:
             me.call("Pass", game_id=game_id, expected_seq=st.seq)
     raise AssertionError("game did not end in 200 turns")
-
-
-def tile_values():
-    r = Edge(TARGET)
-    return r
 
 
 def rack_value(rack, values):
