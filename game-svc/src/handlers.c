@@ -22,6 +22,9 @@
 /* ListChat: a page is 1..200 messages; 0 asks for the default. */
 #define HANDLERS__LIST_CHAT_MAX 200
 #define HANDLERS__LIST_CHAT_DEFAULT 50
+/* GetRules lists at most this many lexicon files (a process keeps at most
+ * GAME_MAX_LEXICONS loaded at once; the directory may offer more). */
+#define HANDLERS__RULES_LEXICONS_MAX 32
 
 /* The caller's account id, or 0 (and the call failed UNAUTHENTICATED). */
 static int64_t handlers__account(rpc_call *call)
@@ -663,7 +666,7 @@ static void handlers_get_rules(rpc_call *call, const ProtobufCMessage *req, void
     }
     const solver_dist *d = solver_dist_english();
     Scrabble__V1__Rules *rep = RPC_ARENA_MSG(a, Scrabble__V1__Rules, scrabble__v1__rules__init);
-    char(*names)[32] = rpc_arena_alloc(a, GAME_MAX_LEXICONS * 4 * sizeof *names);
+    char(*names)[32] = rpc_arena_alloc(a, HANDLERS__RULES_LEXICONS_MAX * sizeof *names);
     char **rows = rpc_arena_alloc(a, SOLVER_DIM * sizeof *rows);
     Scrabble__V1__TileInfo *tiles = rpc_arena_alloc(a, 27 * sizeof *tiles);
     Scrabble__V1__TileInfo **ptiles = rpc_arena_alloc(a, 27 * sizeof *ptiles);
@@ -673,7 +676,7 @@ static void handlers_get_rules(rpc_call *call, const ProtobufCMessage *req, void
     }
     rep->lexicon = (char *)name;
     rep->default_lexicon = svc->cfg.default_lexicon;
-    int nl = game_lexicons_list(&svc->lexicons, names, GAME_MAX_LEXICONS * 4);
+    int nl = game_lexicons_list(&svc->lexicons, names, HANDLERS__RULES_LEXICONS_MAX);
     rep->lexicons = rpc_arena_alloc(a, (size_t)(nl ? nl : 1) * sizeof(char *));
     for (int i = 0; rep->lexicons && i < nl; i++)
         rep->lexicons[rep->n_lexicons++] = names[i];
