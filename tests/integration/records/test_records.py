@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import time
-import traceback
 
 import grpc
 
@@ -337,7 +336,7 @@ def test_concurrent_finishes():
                              text=True) for i, g in enumerate(games[1:])]
     waiting = lambda: int(psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                                "AND query LIKE '%store_finish_game%'"))
-    poll(f"{k - 1} finishes waiting on a lock", lambda: waiting() >= k - 1)
+    poll(f"{k - 1} finishes waiting on a lock", lambda: waiting() >= k - 1, timeout=60)
     first.stdin.write("COMMIT;\n")
     first.stdin.close()
     assert first.wait(60) == 0, first.stderr.read()
@@ -370,21 +369,5 @@ TESTS = [test_glicko2_worked_example, test_rules, test_chat_echo, test_record_an
          test_concurrent_finishes]
 
 
-def main():
-    want = set(sys.argv[1:])
-    failed = 0
-    for t in TESTS:
-        if want and t.__name__ not in want:
-            continue
-        try:
-            t()
-        except Exception:
-            failed += 1
-            print(f"FAIL {t.__name__}")
-            traceback.print_exc()
-    if failed:
-        sys.exit(1)
-
-
 if __name__ == "__main__":
-    main()
+    ec.run_tests(TESTS)
