@@ -125,6 +125,7 @@ void gw_acc_invite(gw_req *r);
 void gw_acc_respond_invitation(gw_req *r);
 void gw_acc_list_invitations(gw_req *r);
 void gw_acc_list_games(gw_req *r);
+void gw_acc_get_leaderboard(gw_req *r);
 
 /* subscribe.c: the Subscribe action. */
 void gw_subscribe(gw_req *r);
