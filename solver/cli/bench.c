@@ -156,7 +156,200 @@ static bool section(const char *only, const char *name)
     return !only || !strcmp(only, name);
 }
 
-int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int reps, const char *only)
+/* ---- per-class best move ------------------------------------------------
+ * The classes of position the MAGPIE comparison is made on (issue 20):
+ * mid-game racks without a blank, with one, with two; the empty board; and
+ * wide-open boards (turns 1-3).  Mid-game positions are those of the other
+ * sections (turn >= 4, tiles in the bag).  Natural two-blank racks are rare
+ * in self-play, so that class is made from blank-free racks of boards
+ * without a blank, two of whose tiles become blanks (a legal position:
+ * the bag had them).  Each best move goes through one noinline function
+ * per class, so callgrind counts a class alone
+ * (--toggle-collect=bench_best_one_blank, ...). */
+enum { CL_BLANK_FREE, CL_ONE_BLANK, CL_TWO_BLANKS, CL_EMPTY, CL_OPEN, NCLASS };
+static const char *const class_names[NCLASS] = {"blank_free", "one_blank", "two_blanks",
+                                                "empty_board", "wide_open"};
+static const char *const class_titles[NCLASS] = {"blank-free racks", "racks with one blank",
+                                                 "racks with two blanks", "empty board",
+                                                 "wide-open boards (turns 1-3)"};
+
+typedef struct {
+    position *p[NCLASS];
+    int n[NCLASS], want;
+} classes;
+
+static bool board_has_blank(const solver_board *b)
+{
+    for (int i = 0; i < SOLVER_SQUARES; i++)
+        if (b->sq[i] & SOLVER_BLANK)
+            return true;
+    return false;
+}
+
+static void class_add(classes *c, int k, const solver_board *b, const solver_rack *r)
+{
+    if (c->n[k] < c->want) {
+        c->p[k][c->n[k]].b = *b;
+        c->p[k][c->n[k]].r = *r;
+        c->n[k]++;
+    }
+}
+
+static void snap_classes(void *ud, const solver_board *b, const solver_rack *r, int bag, int turn)
+{
+    classes *c = ud;
+    if (turn == 0) {
+        class_add(c, CL_EMPTY, b, r);
+    } else if (turn <= 3) {
+        class_add(c, CL_OPEN, b, r);
+    } else if (bag > 0) {
+        if (r->counts[0] == 1)
+            class_add(c, CL_ONE_BLANK, b, r);
+        else if (r->counts[0] == 2)
+            class_add(c, CL_TWO_BLANKS, b, r);
+        else {
+            class_add(c, CL_BLANK_FREE, b, r);
+            if (r->n == SOLVER_RACK_MAX && !board_has_blank(b)) {
+                /* The two tiles with the highest letter codes become blanks. */
+                solver_rack two = *r;
+                for (int k = 0, c2 = 26; k < 2 && c2 > 0; c2--)
+                    while (k < 2 && two.counts[c2]) {
+                        two.counts[c2]--;
+                        two.counts[0]++;
+                        k++;
+                    }
+                class_add(c, CL_TWO_BLANKS, b, &two);
+            }
+        }
+    }
+}
+
+static bool classes_full(const classes *c)
+{
+    for (int k = 0; k < NCLASS; k++)
+        if (c->n[k] < c->want)
+            return false;
+    return true;
+}
+
+#define BEST_FN(name)                                                                              \
+    __attribute__((noinline)) static size_t bench_best_##name(                                     \
+        const position *p, const solver_lexicon *lex, solver_move *buf, size_t cap)                \
+    {                                                                                              \
+        static const solver_gen_opts best = {.top_n = 1};                                          \
+        return solver_gen(&p->b, lex, solver_dist_english(), &p->r, &best, buf, cap);              \
+    }
+BEST_FN(blank_free)
+BEST_FN(one_blank)
+BEST_FN(two_blanks)
+BEST_FN(empty_board)
+BEST_FN(wide_open)
+typedef size_t (*best_fn)(const position *, const solver_lexicon *, solver_move *, size_t);
+static const best_fn best_fns[NCLASS] = {bench_best_blank_free, bench_best_one_blank,
+                                         bench_best_two_blanks, bench_best_empty_board,
+                                         bench_best_wide_open};
+
+/* Exactness on every position of the classes: the top-1 move equals the
+ * first move of the fully generated and sorted list.  Returns mismatches. */
+static int classes_check(const classes *c, const solver_lexicon *lex, solver_move *buf, size_t cap)
+{
+    int bad = 0;
+    solver_gen_opts all = {0}, best = {.top_n = 1};
+    for (int k = 0; k < NCLASS; k++)
+        for (int i = 0; i < c->n[k]; i++) {
+            const position *p = &c->p[k][i];
+            solver_move top;
+            size_t nt = solver_gen(&p->b, lex, solver_dist_english(), &p->r, &best, &top, 1);
+            size_t n = solver_gen(&p->b, lex, solver_dist_english(), &p->r, &all, buf, cap);
+            if (n > cap)
+                n = cap;
+            solver_moves_sort(buf, n);
+            if ((n > 0) != (nt > 0) || (n && solver_move_cmp(&top, &buf[0]) != 0)) {
+                char a[64], b[64];
+                solver_move_format(&top, a, sizeof a);
+                solver_move_format(&buf[0], b, sizeof b);
+                fprintf(stderr, "top-1 mismatch (%s #%d): %s %d against %s %d\n", class_names[k], i,
+                        nt ? a : "-", nt ? top.score : 0, n ? b : "-", n ? buf[0].score : 0);
+                bad++;
+            }
+        }
+    return bad;
+}
+
+static int classes_export(const classes *c, const solver_lexicon *lex, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    for (int k = 0; k < NCLASS; k++)
+        for (int i = 0; i < c->n[k]; i++) {
+            const position *p = &c->p[k][i];
+            solver_cgp cgp;
+            memset(&cgp, 0, sizeof cgp);
+            cgp.board = p->b;
+            cgp.racks[0] = p->r;
+            cgp.nracks = 2;
+            cgp.nscores = 2;
+            char line[600];
+            solver_cgp_format(&cgp, line, sizeof line);
+            solver_move top;
+            static const solver_gen_opts best = {.top_n = 1};
+            size_t n = solver_gen(&p->b, lex, solver_dist_english(), &p->r, &best, &top, 1);
+            fprintf(f, "%s\t%s\t%d\n", class_names[k], line, n ? (int)top.score : 0);
+        }
+    return fclose(f);
+}
+
+static int bench_classes(const solver_lexicon *lex, int per_class, int reps, solver_move *buf,
+                         size_t cap, const char *export_path)
+{
+    classes c;
+    memset(&c, 0, sizeof c);
+    c.want = per_class;
+    for (int k = 0; k < NCLASS; k++)
+        if (!(c.p[k] = malloc((size_t)per_class * sizeof(position))))
+            return 2;
+    for (uint64_t seed = 1; !classes_full(&c) && seed < 100000; seed++)
+        cli_selfplay(lex, seed, buf, 64, NULL, snap_classes, &c, NULL);
+    double *v = calloc((size_t)reps, sizeof *v);
+    if (!v)
+        return 2;
+    printf("best move by class of position (us per position, CPU time; instructions: "
+           "callgrind --toggle-collect=bench_best_CLASS)\n");
+    for (int k = 0; k < NCLASS; k++) {
+        for (int r = 0; r < reps; r++) {
+            double t = 0;
+            for (int i = 0; i < c.n[k]; i++) {
+                double t0 = now_us();
+                best_fns[k](&c.p[k][i], lex, buf, cap);
+                t += now_us() - t0;
+            }
+            v[r] = t / (c.n[k] ? c.n[k] : 1);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "best move, %s (%d, bench_best_%s)", class_titles[k], c.n[k],
+                 class_names[k]);
+        report(what, v, reps, "us");
+    }
+    int bad = classes_check(&c, lex, buf, cap);
+    int total = 0;
+    for (int k = 0; k < NCLASS; k++)
+        total += c.n[k];
+    printf("top-1 equal to the first move of the full sorted list: %d of %d positions\n",
+           total - bad, total);
+    int rc = bad ? 1 : 0;
+    if (export_path && classes_export(&c, lex, export_path))
+        rc = 2;
+    free(v);
+    for (int k = 0; k < NCLASS; k++)
+        free(c.p[k]);
+    return rc;
+}
+
+int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int reps, const char *only,
+              const char *export_path)
 {
     const solver_dist *d = solver_dist_english();
     if (reps < 1)
@@ -182,10 +375,16 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
     int nblank = 0;
     for (int i = 0; i < c.n; i++)
         nblank += c.pos[i].r.counts[0] > 0;
-    printf("positions: %d mid-game positions from seeded self-play (%d with a blank on the rack)\n",
-           c.n, nblank);
+    if (need_positions)
+        printf("positions: %d mid-game positions from seeded self-play (%d with a blank on the "
+               "rack)\n",
+               c.n, nblank);
     printf("lexicon: %s, %zu words, %zu nodes, %lld bytes\n", lex_path,
            solver_lexicon_word_count(lex), solver_lexicon_node_count(lex), (long long)sb.st_size);
+
+    int rc = 0;
+    if (section(only, "classes"))
+        rc = bench_classes(lex, npos / 4 > 0 ? npos / 4 : 1, reps, buf, cap, export_path);
 
     /* Full generation, split blank-free / with blanks. */
     solver_gen_opts all = {0}, best = {.top_n = 1};
@@ -286,5 +485,5 @@ int cli_bench(const solver_lexicon *lex, const char *lex_path, int npos, int rep
     free(c.pos);
     free(c.open);
     free(buf);
-    return 0;
+    return rc;
 }

@@ -14,9 +14,11 @@ int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, siz
                  solver_gcg *gcg, cli_snapshot_fn snap, void *ud, int final_scores[2]);
 
 /* The figures of docs/BENCHMARKS-solver.md.  only: NULL for every section,
- * else one of "full", "best", "open", "selfplay" (then positions is the
- * number of games), "build". */
+ * else one of "classes", "full", "best", "open", "selfplay" (then positions
+ * is the number of games), "build".  export_path (may be NULL): write the
+ * positions of the "classes" section there, one "class TAB cgp TAB best
+ * score" line each, for the MAGPIE side of the comparison. */
 int cli_bench(const solver_lexicon *lex, const char *lex_path, int positions, int reps,
-              const char *only);
+              const char *only, const char *export_path);
 
 #endif

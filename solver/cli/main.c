@@ -21,13 +21,16 @@ static void usage(void)
             "       scrabble-solver gcg [--lexicon FILE] FILE   (read back; '-' is stdin)\n"
             "       scrabble-solver bench [--positions N] [--reps R] [--only SECTION] [--lexicon "
             "FILE]\n"
-            "         SECTION: full, best, open, selfplay (--positions = games), build\n"
+            "                             [--export FILE]\n"
+            "         SECTION: classes, full, best, open, selfplay (--positions = games), build\n"
+            "         --export: write the per-class positions (class, CGP, best score) for\n"
+            "         scripts/bench/magpie_compare.sh\n"
             "The lexicon defaults to $SCRABBLE_LEXICON, else %s.\n",
             SOLVER_DEFAULT_LEXICON);
 }
 
 typedef struct {
-    const char *cgp, *play, *lexicon, *only;
+    const char *cgp, *play, *lexicon, *only, *export_path;
     long top, games, positions, reps;
     unsigned long long seed;
     int gcg, lowercase_only;
@@ -63,6 +66,8 @@ static int parse_args(int argc, char **argv, args_t *a)
             a->reps = strtol(argv[++i], NULL, 10);
         else if (!strcmp(s, "--only") && has)
             a->only = argv[++i];
+        else if (!strcmp(s, "--export") && has)
+            a->export_path = argv[++i];
         else if (!strcmp(s, "--seed") && has)
             a->seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(s, "--gcg"))
@@ -332,7 +337,7 @@ static int cmd_bench(const args_t *a)
     const char *path = a->lexicon ? a->lexicon : getenv("SCRABBLE_LEXICON");
     if (!path || !*path)
         path = SOLVER_DEFAULT_LEXICON;
-    int rc = cli_bench(lex, path, (int)a->positions, (int)a->reps, a->only);
+    int rc = cli_bench(lex, path, (int)a->positions, (int)a->reps, a->only, a->export_path);
     solver_lexicon_free(lex);
     return rc;
 }

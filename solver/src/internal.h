@@ -75,6 +75,11 @@ extern const uint8_t solver__sig_primes[27];
 solver__sig_key solver__sig_key_of(const uint8_t counts[27]);
 bool solver__sig_may_spell_key(const solver_lexicon *lex, solver__sig_key key, int blanks);
 uint32_t solver__sig_blank_letters_key(const solver_lexicon *lex, solver__sig_key key, int blanks);
+/* Two blanks: pairs[c] (c = 1..26) = the letters d such that the key's
+ * letters plus c and d may be a word of 7+ letters (symmetric); returns the
+ * union, the letters either blank may stand for.  Supersets, like above. */
+uint32_t solver__sig_blank_pairs(const solver_lexicon *lex, solver__sig_key key,
+                                 uint32_t pairs[27]);
 /* Covers magic, version, counts and every node byte, so no byte of a file
  * can change unnoticed (header_size and reserved are checked by value). */
 static inline uint64_t solver__image_checksum(const solver__file_header *h, const void *nodes)

@@ -138,6 +138,26 @@ uint32_t solver__sig_blank_letters_key(const solver_lexicon *lex, solver__sig_ke
     return set;
 }
 
+uint32_t solver__sig_blank_pairs(const solver_lexicon *lex, solver__sig_key key, uint32_t pairs[27])
+{
+    uint32_t any = 0;
+    for (int c = 0; c < 27; c++)
+        pairs[c] = lex->sig ? 0 : SOLVER__ALL_LETTERS;
+    if (!lex->sig)
+        return SOLVER__ALL_LETTERS;
+    for (int c = 1; c <= 26; c++) {
+        u128 kc = key * solver__sig_primes[c];
+        for (int d = c; d <= 26; d++)
+            if (lookup(lex, kc * solver__sig_primes[d])) {
+                pairs[c] |= 1u << d;
+                pairs[d] |= 1u << c;
+            }
+        if (pairs[c])
+            any |= 1u << c;
+    }
+    return any;
+}
+
 bool solver__sig_may_spell(const solver_lexicon *lex, const uint8_t counts[27])
 {
     return solver__sig_may_spell_key(lex, solver__sig_key_of(counts), counts[0]);

@@ -70,6 +70,12 @@ typedef struct {
      * Outside top-N, kmax is the rack size limit. */
     int16_t bk[SOLVER_RACK_MAX + 1];
     int kmax;
+    /* Most tiles the GADDAG walk may place: the rack size, or six once
+     * every seven-tile play has been found directly (bingo_pass). */
+    int kcap;
+    /* bingo_pass with two blanks: pairs[c] = letters the second blank may
+     * stand for once the first stands for c (pair_ok: pairs are set). */
+    uint32_t pairs[27], pair_ok;
     /* Letters the blank may stand for.  All of them, except in top-N when
      * only seven-tile plays can still reach the threshold and the rack has
      * one blank: then only letters that let rack and joined board letters
@@ -144,7 +150,7 @@ static inline int32_t threshold(const gen_t *g)
 static void update_kmax(gen_t *g)
 {
     int32_t thr = threshold(g);
-    int k = SOLVER_RACK_MAX;
+    int k = g->kcap;
     while (k > 0 && g->bk[k] < thr)
         k--;
     g->kmax = k;
@@ -907,6 +913,291 @@ static void key_sift_down(uint32_t *h, int n, int i)
     }
 }
 
+/* ---- seven-tile plays found directly (top-N) ---------------------------
+ * A seven-tile play puts the whole rack on the first seven empty squares
+ * from its leftmost tile, so the squares of its word are fixed by the lane
+ * and that square alone: the words are those of the letter multiset "rack
+ * plus the board letters joined", read along the squares.  So instead of
+ * the GADDAG walk from every anchor (one walk per split of each word, and
+ * with blanks 26 designations per split), each such window is checked with
+ * the signature table (may the multiset spell a word at all?) and, if it
+ * may, its words are read off the DAWG left to right, each square
+ * restricted to its board letter, or to the rack tiles its cross-set
+ * admits.  With one blank, the signature table also says which letters
+ * it may stand for in that window.  Every seven-tile play is found here
+ * exactly once (one window per leftmost square and lane), so the GADDAG
+ * walk afterwards places at most six tiles (kcap) and anchors are bounded
+ * without the bingo bonus: on open boards and blank racks most anchors
+ * then fall below the best bingo and are never walked. */
+static void bingo_square(gen_t *g, int pos, int end, uint32_t list, int main_sum, int wmul,
+                         int cross);
+
+static inline void bingo_after(gen_t *g, int pos, int end, uint32_t node, int main_sum, int wmul,
+                               int cross)
+{
+    if (pos == end) {
+        if (node & SOLVER__ACCEPTS)
+            record(g, g->leftmost, end, main_sum, wmul, cross);
+        return;
+    }
+    if (SOLVER__ARC(node))
+        bingo_square(g, pos + 1, end, SOLVER__ARC(node), main_sum, wmul, cross);
+}
+
+static void bingo_square(gen_t *g, int pos, int end, uint32_t list, int main_sum, int wmul,
+                         int cross)
+{
+    const lane_t *L = g->lane;
+    const uint64_t *nm = g->nm;
+    uint32_t have = SOLVER__NM_MASK(nm[list]);
+    uint8_t sq = L->sq[pos];
+    if (sq) {
+        unsigned t = SOLVER_LETTER(sq);
+        if (!((have >> t) & 1))
+            return;
+        g->cur[pos] = sq | SOLVER_THROUGH;
+        bingo_after(g, pos, end, SOLVER__NM_CHILD(nm, list, have, t),
+                    main_sum + ((sq & SOLVER_BLANK) ? 0 : g->values[t]), wmul, cross);
+        return;
+    }
+    uint32_t xs = L->xset[pos];
+    uint32_t cand = xs & have & (g->nat_mask | (g->rack[0] ? g->blank_ok : 0));
+    int lm = L->lm[pos], wm = L->wm[pos];
+    bool has_cross = !(xs & SOLVER__TRIVIAL);
+    int xsc = L->xscore[pos];
+    for (; cand; cand &= cand - 1) {
+        unsigned t = (unsigned)__builtin_ctz(cand);
+        uint32_t node = SOLVER__NM_CHILD(nm, list, have, t);
+        if (g->rack[t]) {
+            int v = g->values[t] * lm;
+            if (--g->rack[t] == 0)
+                g->nat_mask &= ~(1u << t);
+            g->cur[pos] = (uint8_t)t;
+            bingo_after(g, pos, end, node, main_sum + v, wmul * wm,
+                        has_cross ? cross + (xsc + v) * wm : cross);
+            if (g->rack[t]++ == 0)
+                g->nat_mask |= 1u << t;
+        }
+        if (g->rack[0] && ((g->blank_ok >> t) & 1)) {
+            uint32_t saved = g->blank_ok;
+            if (g->rack[0] == 2 && g->pair_ok)
+                g->blank_ok = g->pairs[t]; /* what the other blank may be now */
+            g->rack[0]--;
+            g->cur[pos] = (uint8_t)(t | SOLVER_BLANK);
+            bingo_after(g, pos, end, node, main_sum, wmul * wm,
+                        has_cross ? cross + xsc * wm : cross);
+            g->rack[0]++;
+            g->blank_ok = saved;
+        }
+    }
+}
+
+/* Every seven-tile play (rack of seven tiles) that can still matter, into
+ * the sink.  Windows are visited by decreasing score bound (the rack's
+ * values sorted on the window's premiums, as in anchor_bounds, plus the
+ * board letters joined and the bonus), and the visit stops when the bound
+ * falls below the N-th best score found: for top-1 usually after a few
+ * windows.  S: prefix sums of the rack values sorted descending. */
+typedef struct {
+    int bound;
+    uint32_t letters;         /* see window_letters */
+    unsigned __int128 counts; /* board letters joined: 4-bit count per letter */
+    uint8_t dir, lane, l, start, end;
+} window_t;
+
+/* Racks with at most one blank: the letters the blank may stand for in a
+ * seven-tile play on the window whose leftmost tile is at l (no blank:
+ * every letter if the rack may make a word there, else none), cached per
+ * set of board letters joined like window_bingo. */
+typedef struct {
+    unsigned __int128 key[64]; /* letter counts; 0: empty (never a real key) */
+    uint32_t letters[64];
+} letters_cache;
+
+static uint32_t window_letters(const gen_t *g, const solver_lexicon *lex, letters_cache *lc,
+                               unsigned __int128 counts, const lane_t *L, int l)
+{
+    counts += 1; /* a window joining no board letter is a valid key too */
+    uint64_t folded = (uint64_t)counts ^ (uint64_t)(counts >> 64);
+    unsigned h = (unsigned)((folded * 0x9e3779b97f4a7c15ull) >> 58);
+    if (lc->key[h] == counts)
+        return lc->letters[h];
+    solver__sig_key key = g->rack_key * window_key(L, l);
+    uint32_t letters = g->rack[0]
+                           ? solver__sig_blank_letters_key(lex, key, 1)
+                           : (solver__sig_may_spell_key(lex, key, 0) ? SOLVER__ALL_LETTERS : 0);
+    lc->key[h] = counts;
+    lc->letters[h] = letters;
+    return letters;
+}
+
+static void bingo_pass(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon *lex, int ndir,
+                       const int *S)
+{
+    uint32_t dawg = SOLVER__ARC(SOLVER__NM_NODE(g->nm[0]));
+    uint32_t fits = g->rack[0] ? SOLVER__ALL_LETTERS : g->nat_mask;
+    window_t w[2 * SOLVER_DIM * (SOLVER_DIM - SOLVER_RACK_MAX + 1)];
+    int nw = 0;
+    letters_cache lc;
+    memset(lc.key, 0, sizeof lc.key);
+    for (int dir = 0; dir < ndir; dir++)
+        for (int i = 0; i < SOLVER_DIM; i++) {
+            const lane_t *L = &lanes[dir][i];
+            if (!L->anchors)
+                continue;
+            /* The lane's empty squares (e[]), those some rack tile may
+             * take (fit), and prefix sums of the board letters: values,
+             * and letter counts (4 bits per letter), which identify the
+             * multiset of board letters a window joins exactly. */
+            uint32_t empty = 0, fit = 0;
+            int pre[SOLVER_DIM + 1], e[SOLVER_DIM], ne = 0;
+            unsigned __int128 cnt[SOLVER_DIM + 1];
+            pre[0] = 0;
+            cnt[0] = 0;
+            for (int q = 0; q < SOLVER_DIM; q++) {
+                uint8_t sq = L->sq[q];
+                if (!sq) {
+                    empty |= 1u << q;
+                    fit |= (uint32_t)((L->xset[q] & fits) != 0) << q;
+                    e[ne++] = q;
+                }
+                pre[q + 1] = pre[q] + (sq ? letter_value(sq, g->values) : 0);
+                cnt[q + 1] = cnt[q] + (sq ? (unsigned __int128)1 << (4 * SOLVER_LETTER(sq)) : 0);
+            }
+            for (int t = 0; t + SOLVER_RACK_MAX <= ne; t++) {
+                /* The window: the first seven empty squares from l. */
+                int l = e[t], last = e[t + SOLVER_RACK_MAX - 1];
+                uint32_t win = empty & ((2u << last) - (1u << l));
+                if ((win & ~fit) || !(win & L->anchors))
+                    continue;
+                int end = last, start = l;
+                while (end < SOLVER_DIM - 1 && L->sq[end + 1])
+                    end++;
+                while (start > 0 && L->sq[start - 1])
+                    start--;
+                /* Windows the rack cannot spell a word in are dropped
+                 * now (cheap with the cache); with two blanks the check
+                 * costs 351 look-ups, so it waits for the visit. */
+                uint32_t letters = SOLVER__ALL_LETTERS;
+                if (g->rack[0] < 2 &&
+                    !(letters = window_letters(g, lex, &lc, cnt[end + 1] - cnt[start], L, l)))
+                    continue;
+                acc_t x = {.w = 1};
+                for (uint32_t b = win; b; b &= b - 1)
+                    acc_add(&x, L, __builtin_ctz(b));
+                int joined = pre[end + 1] - pre[start];
+                window_t *v = &w[nw++];
+                v->letters = letters;
+                v->counts = cnt[end + 1] - cnt[start];
+                v->bound = joined * x.w + x.c + x.w * (S[SOLVER_RACK_MAX] + S[x.lm2] + S[x.lm3]) +
+                           S[x.x1] + S[x.x2] + S[x.x3] + SOLVER_BINGO_BONUS;
+                v->dir = (uint8_t)dir, v->lane = (uint8_t)i, v->l = (uint8_t)l;
+                v->start = (uint8_t)start, v->end = (uint8_t)end;
+            }
+        }
+    /* Selection by bound, one window at a time: most calls stop early. */
+    unsigned __int128 pc_key[8];
+    uint32_t pc_any[8], pc_pairs[8][27];
+    int npc = 0;
+    g->placed = SOLVER_RACK_MAX;
+    for (int left = nw; left > 0; left--) {
+        int b = 0;
+        for (int k = 1; k < left; k++)
+            if (w[k].bound > w[b].bound)
+                b = k;
+        window_t v = w[b];
+        w[b] = w[left - 1];
+        if (v.bound < threshold(g))
+            break;
+        const lane_t *L = &lanes[v.dir][v.lane];
+        g->lane = L;
+        g->dir = v.dir;
+        g->lane_idx = v.lane;
+        g->pair_ok = 0;
+        g->blank_ok = v.letters;
+        if (g->rack[0] == 2) {
+            /* Two blanks: the pairs of letters they may stand for
+             * together; the first one placed narrows the second.  Kept
+             * per set of board letters joined (windows share them). */
+            int c = 0;
+            while (c < npc && pc_key[c] != v.counts)
+                c++;
+            if (c == npc) {
+                c = npc < 8 ? npc++ : 7;
+                pc_key[c] = v.counts;
+                pc_any[c] =
+                    solver__sig_blank_pairs(lex, g->rack_key * window_key(L, v.l), pc_pairs[c]);
+            }
+            memcpy(g->pairs, pc_pairs[c], sizeof g->pairs);
+            g->blank_ok = g->pair_ok = pc_any[c];
+            if (!g->blank_ok)
+                continue;
+        }
+        g->leftmost = v.start;
+        bingo_square(g, v.start, v.end, dawg, 0, 1, 0); /* record() adds the bonus */
+    }
+    g->placed = 0;
+    g->pair_ok = 0;
+    g->blank_ok = SOLVER__ALL_LETTERS;
+}
+
+/* ---- the empty board (top-N) --------------------------------------------
+ * Every play crosses the centre square of row 8 (or of column H, the
+ * mirror image), and no cross word or board letter constrains it, so a play
+ * is a word the rack spells plus where it starts.  The GADDAG walk from the
+ * centre finds each word once per square it may start on (once per split);
+ * here the DAWG is walked once over the words the rack spells, and each
+ * word is scored at every start that covers the centre.  Scores depend on
+ * the start only through the row's premiums, so this is cheap arithmetic. */
+static void empty_walk(gen_t *g, uint32_t list, int depth, uint8_t *word, int ndir)
+{
+    const uint64_t *nm = g->nm;
+    uint32_t have = SOLVER__NM_MASK(nm[list]);
+    uint32_t cand = have & (g->nat_mask | (g->rack[0] ? SOLVER__ALL_LETTERS : 0));
+    const int centre = SOLVER_DIM / 2;
+    for (; cand; cand &= cand - 1) {
+        unsigned t = (unsigned)__builtin_ctz(cand);
+        uint32_t node = SOLVER__NM_CHILD(nm, list, have, t);
+        for (int as_blank = 0; as_blank < 2; as_blank++) {
+            if (as_blank ? !g->rack[0] : !g->rack[t])
+                continue;
+            if (as_blank) {
+                g->rack[0]--;
+                word[depth] = (uint8_t)(t | SOLVER_BLANK);
+            } else {
+                if (--g->rack[t] == 0)
+                    g->nat_mask &= ~(1u << t);
+                word[depth] = (uint8_t)t;
+            }
+            int len = depth + 1;
+            if ((node & SOLVER__ACCEPTS) && len >= 2) {
+                g->placed = len;
+                for (int l = centre - len + 1 < 0 ? 0 : centre - len + 1; l <= centre; l++) {
+                    if (l + len > SOLVER_DIM)
+                        break;
+                    int sum = 0, wmul = 1;
+                    for (int i = 0; i < len; i++) {
+                        uint8_t w = word[i];
+                        sum += ((w & SOLVER_BLANK) ? 0 : g->values[w]) * premium_lm[centre][l + i];
+                        wmul *= premium_wm[centre][l + i];
+                        g->cur[l + i] = w;
+                    }
+                    for (int dir = 0; dir < ndir; dir++) {
+                        g->dir = dir;
+                        record(g, l, l + len - 1, sum, wmul, 0);
+                    }
+                }
+            }
+            if (SOLVER__ARC(node) && len < SOLVER_RACK_MAX)
+                empty_walk(g, SOLVER__ARC(node), len, word, ndir);
+            if (as_blank)
+                g->rack[0]++;
+            else if (g->rack[t]++ == 0)
+                g->nat_mask |= 1u << t;
+        }
+    }
+}
+
 /* Top-N search: anchors in decreasing order of their score bound, until
  * the bound falls below the N-th best score found (ties still visited, since
  * the notation breaks them). */
@@ -918,6 +1209,14 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
      * sorts before down notation ("D8"), so the single best move is always
      * across: for top-1 the down direction is not searched. */
     int ndir = empty_board && g->top == 1 ? 1 : 2;
+    if (empty_board) {
+        uint8_t word[SOLVER_RACK_MAX];
+        g->lane = &lanes[SOLVER_ACROSS][SOLVER_DIM / 2];
+        g->lane_idx = SOLVER_DIM / 2;
+        empty_walk(g, SOLVER__ARC(SOLVER__NM_NODE(g->nm[0])), 0, word, ndir);
+        g->placed = 0;
+        return;
+    }
     uint8_t vals[SOLVER_RACK_MAX + 1];
     int n = 0;
     for (int c = 0; c < 27; c++)
@@ -963,9 +1262,17 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
             }
     /* Signature key of the rack's letters, for the bingo windows. */
     g->rack_key = n == SOLVER_RACK_MAX ? solver__sig_key_of(rack->counts) : 1;
+
     int S[SOLVER_RACK_MAX + 1] = {0};
     for (int k = 1; k <= SOLVER_RACK_MAX; k++)
         S[k] = S[k - 1] + (k <= n ? vals[k - 1] : 0);
+    /* Seven-tile plays first, directly: the best of them usually sets a
+     * threshold most anchors cannot reach with six tiles. */
+    bool direct = n == SOLVER_RACK_MAX && (rack->counts[0] || empty_board);
+    if (direct) {
+        bingo_pass(g, lanes, lex, ndir, S);
+        g->kcap = SOLVER_RACK_MAX - 1;
+    }
     /* Anchors are visited through a max-heap of 32-bit keys (bound, then
      * discovery order): usually only a third of them are visited, so a
      * full sort would be wasted. */
@@ -1007,13 +1314,14 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
                      * window depends only on its leftmost square, and
                      * anchors of a lane share windows: answers are kept. */
                     bool bingo = false;
-                    for (uint32_t w = n == SOLVER_RACK_MAX ? seven : 0; w && !bingo; w &= w - 1) {
+                    for (uint32_t w = n == SOLVER_RACK_MAX && !direct ? seven : 0; w && !bingo;
+                         w &= w - 1) {
                         int l = __builtin_ctz(w);
                         if (!window_known[dir][i][l])
                             window_known[dir][i][l] = window_bingo(g, lex, &bc, L, l) ? 2 : 1;
                         bingo = window_known[dir][i][l] == 2;
                     }
-                    if (n == SOLVER_RACK_MAX)
+                    if (n == SOLVER_RACK_MAX) /* with direct: found already */
                         bk[SOLVER_RACK_MAX] = bingo ? bk[SOLVER_RACK_MAX] + SOLVER_BINGO_BONUS : -1;
                     anchor_t x = {.dir = (uint8_t)dir,
                                   .lane = (uint8_t)i,
@@ -1054,7 +1362,7 @@ static void gen_best(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon
         gen_anchor(g, L, x->dir, x->lane, x->anchor);
     }
     g->prune = false;
-    g->kmax = SOLVER_RACK_MAX;
+    g->kmax = g->kcap = SOLVER_RACK_MAX;
     g->blank_ok = g->bingo_blank = SOLVER__ALL_LETTERS;
 }
 
@@ -1076,7 +1384,7 @@ size_t solver_gen(const solver_board *b, const solver_lexicon *lex, const solver
             g.nat_mask |= 1u << c;
     g.out = out;
     g.cap = cap;
-    g.kmax = SOLVER_RACK_MAX;
+    g.kmax = g.kcap = SOLVER_RACK_MAX;
     g.blank_ok = g.bingo_blank = SOLVER__ALL_LETTERS;
     g.top = opts->top_n < cap ? opts->top_n : cap;
     if (opts->top_n && g.top == 0)

@@ -299,14 +299,18 @@ static void test_best_move_full_lexicon(void **state)
         solver_bag_fill_rack(&bag, &racks[0]);
         solver_bag_fill_rack(&bag, &racks[1]);
         for (int turn = 0, p = 0; turn < 40; turn++, p ^= 1) {
-            solver_rack variants[2] = {racks[p], racks[p]};
-            for (int c = 26; c >= 1; c--)
-                if (variants[1].counts[c]) {
-                    variants[1].counts[c]--;
-                    variants[1].counts[0]++;
-                    break;
-                }
-            for (int v = 0; v < 2; v++) {
+            /* The drawn rack, with one tile turned into a blank, and with
+             * two (the direct seven-tile pass narrows a second blank by
+             * the first one's letter). */
+            solver_rack variants[3] = {racks[p], racks[p], racks[p]};
+            for (int v = 1; v < 3; v++)
+                for (int c = 26, k = 0; c >= 1 && k < v; c--)
+                    while (variants[v].counts[c] && k < v) {
+                        variants[v].counts[c]--;
+                        variants[v].counts[0]++;
+                        k++;
+                    }
+            for (int v = 0; v < 3; v++) {
                 size_t nf = solver_gen(&b, lex, d, &variants[v], NULL, fast_buf, CAP);
                 assert_true(nf <= CAP);
                 size_t nt = solver_gen(&b, lex, d, &variants[v], &top1, top_buf, CAP);
@@ -325,6 +329,68 @@ static void test_best_move_full_lexicon(void **state)
                 break;
         }
     }
+    assert_true(checked > 300);
+    solver_lexicon_free(lex);
+}
+
+/* Top-N (1, 5, 40) against the first N moves of the sorted full list. */
+static void check_top_n(const solver_board *b, const solver_lexicon *lex, const solver_rack *r)
+{
+    const solver_dist *d = solver_dist_english();
+    size_t nf = solver_gen(b, lex, d, r, NULL, fast_buf, CAP);
+    assert_true(nf <= CAP);
+    solver_moves_sort(fast_buf, nf);
+    static const size_t tops[] = {1, 5, 40};
+    for (size_t t = 0; t < sizeof tops / sizeof *tops; t++) {
+        solver_gen_opts o = {.top_n = tops[t]};
+        size_t nt = solver_gen(b, lex, d, r, &o, top_buf, CAP);
+        assert_int_equal(nt, nf < tops[t] ? nf : tops[t]);
+        for (size_t i = 0; i < nt; i++)
+            assert_move_equal(&top_buf[i], &fast_buf[i]);
+    }
+}
+
+/* The empty board (its own walk: each word the rack spells, scored at every
+ * start through the centre, across and, for top-N > 1, down) and the
+ * direct seven-tile pass on open boards, with zero, one and two blanks. */
+static void test_empty_and_open_boards(void **state)
+{
+    (void)state;
+    char err[256];
+    solver_lexicon *lex = solver_lexicon_load(SOLVER_TEST_LEXICON, err, sizeof err);
+    assert_non_null(lex);
+    const solver_dist *d = solver_dist_english();
+    int checked = 0;
+    for (uint64_t seed = 500; seed < 530; seed++) {
+        solver_board b;
+        solver_board_init(&b, d);
+        solver_bag bag;
+        solver_bag_init(&bag, d, seed);
+        solver_rack r;
+        memset(&r, 0, sizeof r);
+        solver_bag_fill_rack(&bag, &r);
+        for (int turn = 0; turn < 3; turn++) {
+            for (int v = 0; v < 3; v++) {
+                solver_rack x = r;
+                for (int c = 26, k = 0; c >= 1 && k < v; c--)
+                    while (x.counts[c] && k < v) {
+                        x.counts[c]--;
+                        x.counts[0]++;
+                        k++;
+                    }
+                if (x.counts[0] <= 2) {
+                    check_top_n(&b, lex, &x);
+                    checked++;
+                }
+            }
+            solver_gen_opts top1 = {.top_n = 1};
+            if (solver_gen(&b, lex, d, &r, &top1, top_buf, CAP) == 0)
+                break;
+            solver_board_apply(&b, lex, &top_buf[0]);
+            solver_rack_remove_move(&r, &top_buf[0]);
+            solver_bag_fill_rack(&bag, &r);
+        }
+    }
     assert_true(checked > 200);
     solver_lexicon_free(lex);
 }
@@ -340,10 +406,9 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tiny_lexicon_blanks),
-        cmocka_unit_test(test_small_lexicon),
-        cmocka_unit_test(test_full_lexicon),
-        cmocka_unit_test(test_best_move_full_lexicon),
+        cmocka_unit_test(test_tiny_lexicon_blanks),   cmocka_unit_test(test_small_lexicon),
+        cmocka_unit_test(test_full_lexicon),          cmocka_unit_test(test_best_move_full_lexicon),
+        cmocka_unit_test(test_empty_and_open_boards),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(fast_buf);

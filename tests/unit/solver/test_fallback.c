@@ -1,0 +1,93 @@
+/* The direct seven-tile pass and the bingo bounds read the signature table
+ * that solver_lexicon_load derives from the graph (lexicon_sig.c); it is not
+ * part of the file, so every valid lexicon file has it, and a corrupt file
+ * is refused by the checksum before it is built (test_lexicon.c).  The table
+ * can still be missing: its build stops on graphs that spell too many words
+ * for its budget, or when memory runs out.  Then every question it answers
+ * is answered "maybe", and move generation must stay exact, only slower.
+ * This test drops the table of a loaded lexicon and checks top-1 and top-5
+ * against the full list, and against the same lexicon with its table, on
+ * mid-game and empty-board positions with zero, one and two blanks. */
+#include "test_util.h"
+
+#include "internal.h"
+
+#define CAP 400000
+
+static void test_no_signature_table(void **state)
+{
+    (void)state;
+    char err[256];
+    solver_lexicon *with = solver_lexicon_load(SOLVER_TEST_LEXICON, err, sizeof err);
+    solver_lexicon *without = solver_lexicon_load(SOLVER_TEST_LEXICON, err, sizeof err);
+    assert_non_null(with);
+    assert_non_null(without);
+    assert_non_null(with->sig);
+    free(without->sig);
+    without->sig = NULL;
+    without->sig_mask = 0;
+
+    solver_move *all = malloc(CAP * sizeof *all), top_a[5], top_b[5];
+    assert_non_null(all);
+    const solver_dist *d = solver_dist_english();
+    int checked = 0;
+    for (uint64_t seed = 700; seed < 704; seed++) {
+        solver_board b;
+        solver_board_init(&b, d);
+        solver_bag bag;
+        solver_bag_init(&bag, d, seed);
+        solver_rack r;
+        memset(&r, 0, sizeof r);
+        solver_bag_fill_rack(&bag, &r);
+        for (int turn = 0; turn < 14; turn++) {
+            for (int v = 0; v < 3; v++) {
+                solver_rack x = r;
+                for (int c = 26, k = 0; c >= 1 && k < v; c--)
+                    while (x.counts[c] && k < v) {
+                        x.counts[c]--;
+                        x.counts[0]++;
+                        k++;
+                    }
+                if (x.counts[0] > 2)
+                    continue;
+                size_t n = solver_gen(&b, without, d, &x, NULL, all, CAP);
+                assert_true(n <= CAP);
+                solver_moves_sort(all, n);
+                solver_gen_opts o = {.top_n = 5};
+                size_t na = solver_gen(&b, with, d, &x, &o, top_a, 5);
+                size_t nb = solver_gen(&b, without, d, &x, &o, top_b, 5);
+                assert_int_equal(na, n < 5 ? n : 5);
+                assert_int_equal(nb, na);
+                for (size_t i = 0; i < na; i++) {
+                    assert_move_equal(&top_a[i], &all[i]);
+                    assert_move_equal(&top_b[i], &all[i]);
+                }
+                o.top_n = 1;
+                nb = solver_gen(&b, without, d, &x, &o, top_b, 1);
+                if (n)
+                    assert_move_equal(&top_b[0], &all[0]);
+                checked++;
+            }
+            solver_gen_opts top1 = {.top_n = 1};
+            if (solver_gen(&b, with, d, &r, &top1, top_a, 1) == 0)
+                break;
+            solver_board_apply(&b, with, &top_a[0]);
+            solver_rack_remove_move(&r, &top_a[0]);
+            solver_bag_fill_rack(&bag, &r);
+            if (r.n == 0)
+                break;
+        }
+    }
+    assert_true(checked > 100);
+    free(all);
+    solver_lexicon_free(with);
+    solver_lexicon_free(without);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_signature_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
