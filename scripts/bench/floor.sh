@@ -16,16 +16,16 @@
 # (bare_watch in rpc/bench/bare_server.h; the runtime's health Watch).
 #
 #   BUILD_DIR=build-rel scripts/bench/floor.sh [CONNS...]
-#   knobs: RATE=0.6 WARM=5 SECONDS=15 SERVERS="bare-echo bare-forward runtime"
+#   knobs: RATE=0.6 WARM=5 WINDOW=15 (seconds) SERVERS="bare-echo bare-forward runtime"
 #
-# Loopback only; each run is bounded by WARM+SECONDS.
+# Loopback only; each run is bounded by WARM+WINDOW.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUILD_DIR=${BUILD_DIR:-build-rel}
 bin=$(cd "$BUILD_DIR/bin" && pwd)
 RATE=${RATE:-0.6}
 WARM=${WARM:-5}
-SECONDS_=${SECONDS:-15}
+WINDOW=${WINDOW:-15}
 SERVERS=${SERVERS:-"bare-echo bare-forward runtime"}
 conns_list=("$@")
 [ ${#conns_list[@]} -gt 0 ] || conns_list=(1000 2000 5000)
@@ -81,18 +81,18 @@ start_server() {
 # perf_counts PID: starts perf stat on PID for the window, output in $tmp/perf.PID
 perf_counts() {
     perf stat -x, -e task-clock,context-switches,sched:sched_wakeup,raw_syscalls:sys_enter \
-        -p "$1" -o "$tmp/perf.$1" -- sleep "$SECONDS_" &
+        -p "$1" -o "$tmp/perf.$1" -- sleep "$WINDOW" &
 }
 perf_value() { # PID EVENT
     awk -F, -v ev="$2" '$3 == ev {print ($1 ~ /^[0-9.]+$/) ? $1 : 0}' "$tmp/perf.$1"
 }
 
-printf '%s\n' "rate $RATE calls/s per connection, one held stream each; warm-up ${WARM}s, window ${SECONDS_}s; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s\n' "rate $RATE calls/s per connection, one held stream each; warm-up ${WARM}s, window ${WINDOW}s; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-13s %6s %-13s %8s %9s %9s %9s %9s %8s\n' server conns process calls/s "cpu_us" "ctxsw" "wakeups" "syscalls" "p99_ms"
 for conns in "${conns_list[@]}"; do
     for kind in $SERVERS; do
         start_server "$kind"
-        "$bin/sparse-drive" "127.0.0.1:$port" "$conns" "$RATE" "$((WARM + SECONDS_))" \
+        "$bin/sparse-drive" "127.0.0.1:$port" "$conns" "$RATE" "$((WARM + WINDOW))" \
             /grpc.health.v1.Health/Check /grpc.health.v1.Health/Watch >"$tmp/drive.out" &
         dpid=$!
         sleep "$WARM"
@@ -101,7 +101,7 @@ for conns in "${conns_list[@]}"; do
             t0[$p]=$(cpu_ticks "$p")
             perf_counts "$p"
         done
-        sleep "$SECONDS_"
+        sleep "$WINDOW"
         declare -A t1=()
         for p in "${spids[@]}" "$dpid"; do t1[$p]=$(cpu_ticks "$p"); done
         wait "$dpid" || echo "  (sparse-drive reported failed calls or streams: $(cat "$tmp/drive.out"))"
@@ -109,7 +109,7 @@ for conns in "${conns_list[@]}"; do
         p99=$(grep -o 'p99_ms=[0-9.]*' "$tmp/drive.out" | cut -d= -f2)
         # Calls in the window: the driver's fixed schedule (it reports
         # failures above), i.e. conns x rate x window.
-        calls=$(awk -v c="$conns" -v r="$RATE" -v s="$SECONDS_" 'BEGIN {printf "%d", c * r * s}')
+        calls=$(awk -v c="$conns" -v r="$RATE" -v s="$WINDOW" 'BEGIN {printf "%d", c * r * s}')
         names=()
         for i in "${!spids[@]}"; do
             if [ "$kind" = bare-forward ] && [ "$i" = 1 ]; then names+=("(its bare-echo)"); else names+=("$kind"); fi
@@ -121,7 +121,7 @@ for conns in "${conns_list[@]}"; do
             cs=$(perf_value "$p" context-switches)
             wk=$(perf_value "$p" sched:sched_wakeup)
             sc=$(perf_value "$p" raw_syscalls:sys_enter)
-            awk -v k="$kind" -v n="$conns" -v who="${names[$i]}" -v calls="$calls" -v s="$SECONDS_" \
+            awk -v k="$kind" -v n="$conns" -v who="${names[$i]}" -v calls="$calls" -v s="$WINDOW" \
                 -v ticks=$((t1[$p] - t0[$p])) -v hz="$hz" -v cs="${cs:-0}" -v wk="${wk:-0}" -v sc="${sc:-0}" -v p99="$p99" \
                 'BEGIN { printf "%-13s %6d %-13s %8.0f %9.1f %9.2f %9.2f %9.2f %8s\n", k, n, who, calls / s,
                          ticks / hz * 1e6 / calls, cs / calls, wk / calls, sc / calls, (who == "driver") ? p99 : "" }'
