@@ -991,34 +991,6 @@ const char *rpc_call_metadata(rpc_call *c, const char *key, size_t *len)
     return NULL;
 }
 
-size_t rpc_peer_host(const char *peer, char *out, size_t outlen)
-{
-    /* The core names the peer "ipv4:1.2.3.4:port" or "ipv6:[::1]:port",
-     * the brackets percent-encoded ("ipv6:%5B::1%5D:port") as in a URI. */
-    const char *p = peer ? peer : "";
-    if (strncmp(p, "ipv4:", 5) == 0 || strncmp(p, "ipv6:", 5) == 0)
-        p += 5;
-    size_t n = strlen(p);
-    if (p[0] == '[' || strncmp(p, "%5B", 3) == 0) {
-        p += p[0] == '[' ? 1 : 3;
-        const char *close = strchr(p, ']');
-        if (!close)
-            close = strstr(p, "%5D");
-        n = close ? (size_t)(close - p) : 0;
-    } else {
-        const char *port = strrchr(p, ':');
-        if (port)
-            n = (size_t)(port - p);
-    }
-    if (outlen == 0)
-        return 0;
-    if (n >= outlen)
-        n = 0; /* not an address we know how to read */
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return n;
-}
-
 const char *rpc_call_peer_address(rpc_call *c)
 {
     char *peer = grpc_call_get_peer(c->call);
