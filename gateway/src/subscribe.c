@@ -194,7 +194,7 @@ size_t gw_subs_count(gw_subs *s)
 static void gw_subscribe__cancelled(rpc_call *call, void *arg)
 {
     gw_req *r = arg;
-    gw_subs_remove(r->gw->subs, r->step);
+    gw_subs_remove(r->gw->subs, r->sub);
     rpc_call_finish(call, GRPC_STATUS_CANCELLED, NULL, "client went away");
 }
 
@@ -233,7 +233,7 @@ void gw_subscribe(gw_req *r)
     }
     sub->call = r->call;
     sub->account_id = r->who.account_id;
-    r->step = sub;
+    r->sub = sub;
     rpc_stream_set_limit(r->call, r->gw->cfg.subscriber_queue);
     /* Hook the cancel first: a cancel that lands before the add marks the
      * sub cancelled and the add then refuses it. */
