@@ -14,7 +14,9 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.request
+import uuid
 
 import grpc
 
@@ -142,6 +144,56 @@ class Edge:
         return Subscription(self)
 
 
+PASSWORD = "correct horse battery"
+
+
+def expect_error(code, reason, fn, *a, **kw):
+    """Runs fn(*a, **kw), which must fail with status `code` and, unless
+    reason is None, exactly the scrabble-reason `reason`. Returns the
+    CallError."""
+    try:
+        fn(*a, **kw)
+    except CallError as e:
+        assert e.code == code, f"want {code.name} {reason}, got {e}"
+        if reason is not None:
+            assert e.reason == reason, f"want reason {reason}, got {e}"
+        return e
+    raise AssertionError(f"want {code.name} {reason}, the call succeeded")
+
+
+def new_player(target, prefix="p", password=PASSWORD):
+    """Registers a fresh handle (prefix + 8 hex digits) and returns an Edge
+    on its own connection holding the token, with .account_id and
+    .handle."""
+    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
+    e = Edge(target)
+    r = e.call("Register", handle=handle, password=password)
+    assert r.account_id > 0 and r.token, r
+    e.token, e.account_id, e.handle = r.token, r.account_id, handle
+    return e
+
+
+def run_tests(plan):
+    """The main of a test script: runs each (name, fn) of plan in order, or
+    only those named on the command line; prints PASS/FAIL with the
+    traceback of each failure, and exits 1 when any failed."""
+    only = sys.argv[1:]
+    failures = 0
+    for name, fn in plan:
+        if only and name not in only:
+            continue
+        t0 = time.time()
+        try:
+            fn()
+            print(f"PASS {name} ({time.time() - t0:.1f}s)", flush=True)
+        except Exception:
+            failures += 1
+            print(f"FAIL {name}", flush=True)
+            traceback.print_exc()
+    print(f"{failures} failure(s)")
+    sys.exit(1 if failures else 0)
+
+
 class Subscription:
     """An open Subscribe stream whose events a thread puts on a queue."""
 
@@ -182,13 +234,14 @@ class Subscription:
         self.call.cancel()
 
 
-def metric(port, name):
-    """Sum of a Prometheus metric's samples on 127.0.0.1:port/metrics."""
+def metric(port, name, labels=""):
+    """Sum of a Prometheus metric's samples on 127.0.0.1:port/metrics whose
+    label text contains `labels`; None when there is no such sample."""
     body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
     total, seen = 0.0, False
     for line in body.splitlines():
         m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)", line)
-        if m and m.group(1) == name:
+        if m and m.group(1) == name and labels in (m.group(2) or ""):
             total += float(m.group(3))
             seen = True
     return total if seen else None
