@@ -10,7 +10,7 @@
  * through store-svc invitations and game-svc CreateGame (which makes them
  * resident), and for each game computes the best play of the player to move
  * from its own GetState (so the Evaluates are realistic, legal placements).
- * RSS of game-svc (from /proc/PID/status) before and after the games exist
+ * RSS of game-svc (loadtest's /proc reader) before and after the games exist
  * gives the memory per cached game.
  *
  * Load: calls are *scheduled* at a fixed rate (open loop) round-robin over

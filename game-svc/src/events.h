@@ -24,7 +24,11 @@ typedef struct game_events game_events;
  * Free with game_events_stop. */
 game_events *game_events_start(const char *addr, const char *secrets_dir, int queue_limit,
                                metrics_registry *reg);
-/* Flushes what it can within ~1 s, stops the thread, frees everything. */
+/* Lets the thread work through everything already queued (each item sent,
+ * or dropped and counted when Redis refuses it or is unreachable), then
+ * stops it and frees everything. No time bound of its own: each command
+ * waits at most the connections' 200 ms timeout, and during a reconnect
+ * backoff rpc/redis.h fails a command at once. */
 void game_events_stop(game_events *ev);
 
 /* Packs `e` and queues PUBLISH ev:<account_id>. Thread-safe, never blocks. */

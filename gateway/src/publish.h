@@ -20,7 +20,11 @@ typedef struct gw_publisher gw_publisher;
  * Stop and free with gw_publisher_stop. */
 gw_publisher *gw_publisher_start(const char *redis_addr, const char *redis_secrets, int max_queued,
                                  metric *published, metric *dropped);
-/* Publishes what is queued (for up to a second), stops the thread, frees. */
+/* Lets the thread publish everything already queued (an item Redis
+ * refuses or cannot take is dropped and counted), then stops it and frees
+ * everything. No time bound of its own: once stopping, the thread skips the
+ * reconnect backoff waits, and each PUBLISH waits at most the
+ * connection's 1 s command timeout. */
 void gw_publisher_stop(gw_publisher *p);
 
 /* Packs msg and queues PUBLISH ev:<account_id>. Returns 0, or -2
