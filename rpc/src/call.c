@@ -318,6 +318,18 @@ static void rpc__send_next_locked(rpc_call *c)
     }
 }
 
+/* The final status batch is over, or could not start: drops the
+ * references its completion holds (the close's too when it rode in that
+ * batch). Called with c->mu held; releases it. */
+static void rpc__final_done_unlock(rpc_call *c)
+{
+    bool close_too = c->close_in_final;
+    pthread_mutex_unlock(&c->mu);
+    if (close_too)
+        rpc__call_unref(c);
+    rpc__call_unref(c);
+}
+
 static void rpc__call_sent(rpc__tag *tag, bool ok)
 {
     rpc_call *c = rpc__container_of(tag, rpc_call, send_tag);
@@ -329,11 +341,7 @@ static void rpc__call_sent(rpc__tag *tag, bool ok)
     }
     if (c->state == RPC__CALL_FINISHING) {
         /* The final status went out (or failed): this was the last send. */
-        bool close_too = c->close_in_final;
-        pthread_mutex_unlock(&c->mu);
-        if (close_too)
-            rpc__call_unref(c);
-        rpc__call_unref(c);
+        rpc__final_done_unlock(c);
         return;
     }
     if (!ok)
@@ -343,11 +351,7 @@ static void rpc__call_sent(rpc__tag *tag, bool ok)
     if (!c->sending && c->finish_requested) {
         rpc__send_status_locked(c);
         if (!c->sending) { /* could not start */
-            bool close_too = c->close_in_final;
-            pthread_mutex_unlock(&c->mu);
-            if (close_too)
-                rpc__call_unref(c);
-            rpc__call_unref(c);
+            rpc__final_done_unlock(c);
             return;
         }
     }
@@ -371,11 +375,7 @@ static void rpc__finish(rpc_call *c, grpc_byte_buffer *msg, const rpc_status *st
     if (!c->sending) {
         rpc__send_status_locked(c);
         if (!c->sending) {
-            bool close_too = c->close_in_final;
-            pthread_mutex_unlock(&c->mu);
-            if (close_too)
-                rpc__call_unref(c);
-            rpc__call_unref(c);
+            rpc__final_done_unlock(c);
             return;
         }
     }
