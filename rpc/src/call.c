@@ -393,24 +393,30 @@ void rpc_call_fail_status(rpc_call *c, const rpc_status *st)
     rpc__finish(c, NULL, st);
 }
 
-void rpc_call_fail(rpc_call *c, grpc_status_code code, const char *reason, const char *fmt, ...)
+/* rpc_call_fail and rpc_call_finish: the same finish, named for a unary
+ * call's failure and a stream's end. */
+static void rpc__vfinish(rpc_call *c, grpc_status_code code, const char *reason, const char *fmt,
+                         va_list ap)
 {
     rpc_status st;
+    rpc_status_vset(&st, code, reason, fmt, ap);
+    rpc__finish(c, NULL, &st);
+}
+
+void rpc_call_fail(rpc_call *c, grpc_status_code code, const char *reason, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    rpc_status_vset(&st, code, reason, fmt, ap);
+    rpc__vfinish(c, code, reason, fmt, ap);
     va_end(ap);
-    rpc__finish(c, NULL, &st);
 }
 
 void rpc_call_finish(rpc_call *c, grpc_status_code code, const char *reason, const char *fmt, ...)
 {
-    rpc_status st;
     va_list ap;
     va_start(ap, fmt);
-    rpc_status_vset(&st, code, reason, fmt, ap);
+    rpc__vfinish(c, code, reason, fmt, ap);
     va_end(ap);
-    rpc__finish(c, NULL, &st);
 }
 
 void rpc_call_reply_raw(rpc_call *c, grpc_byte_buffer *reply, const rpc_status *st)
