@@ -89,6 +89,9 @@ typedef enum rpc__guard_reason {
 typedef struct rpc__guard rpc__guard;
 typedef struct rpc__guard_conn rpc__guard_conn;
 struct metrics_registry;
+/* Turns abseil's mutex deadlock detector off (absl_tune.cc); before grpc_init. */
+void rpc__absl_tune(void);
+
 /* NULL on out of memory. Free with rpc__guard_destroy. */
 rpc__guard *rpc__guard_create(const rpc_server_config *cfg, struct metrics_registry *m);
 void rpc__guard_destroy(rpc__guard *g);
