@@ -107,6 +107,9 @@ struct game_op {
     char tiles[16];
     struct game_pending *pending; /* allocated when a commit starts */
 
+    /* SaveDraft: the reply, built before the job is queued. */
+    Scrabble__V1__Draft *draft;
+
     /* Social: who to tell (copied under the lock for the post step). */
     int nseats;
     int64_t seat_accounts[GAME_MAX_SEATS];

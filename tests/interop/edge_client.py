@@ -173,27 +173,6 @@ def new_player(target, prefix="p", password=PASSWORD):
     return e
 
 
-def run_tests(plan):
-    """The main of a test script: runs each (name, fn) of plan in order, or
-    only those named on the command line; prints PASS/FAIL with the
-    traceback of each failure, and exits 1 when any failed."""
-    only = sys.argv[1:]
-    failures = 0
-    for name, fn in plan:
-        if only and name not in only:
-            continue
-        t0 = time.time()
-        try:
-            fn()
-            print(f"PASS {name} ({time.time() - t0:.1f}s)", flush=True)
-        except Exception:
-            failures += 1
-            print(f"FAIL {name}", flush=True)
-            traceback.print_exc()
-    print(f"{failures} failure(s)")
-    sys.exit(1 if failures else 0)
-
-
 class Subscription:
     """An open Subscribe stream whose events a thread puts on a queue."""
 
@@ -232,6 +211,46 @@ class Subscription:
 
     def cancel(self):
         self.call.cancel()
+
+
+# ---- test helpers shared by the integration tests ---------------------------
+
+def poll(what, fn, timeout=30):
+    """fn() until it returns something true (returned), at most timeout s."""
+    deadline = time.time() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def run_tests(tests, benches=()):
+    """The main of a test script: runs the tests named on the command line
+    (all tests when none; a bench only when named), prints ok/FAIL per test
+    with the traceback of each failure and a summary, exits 1 on any
+    failure. An entry is a function (named by its __name__) or a (name,
+    function) pair."""
+    def named(t):
+        return t if isinstance(t, tuple) else (t.__name__, t)
+    want = set(sys.argv[1:])
+    passed = failed = 0
+    bench_names = {named(b)[0] for b in benches}
+    for name, fn in [named(t) for t in list(tests) + list(benches)]:
+        if (want and name not in want) or (not want and name in bench_names):
+            continue
+        t0 = time.time()
+        try:
+            fn()
+            passed += 1
+            print(f"ok   {name} ({time.time() - t0:.1f}s)", flush=True)
+        except Exception:
+            failed += 1
+            print(f"FAIL {name}", flush=True)
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed", flush=True)
+    sys.exit(1 if failed else 0)
 
 
 def metric(port, name, labels=""):

@@ -27,8 +27,6 @@ OK = grpc.StatusCode
 PASSWORD = "correct horse battery"
 
 
-
-
 def psql(sql):
     r = subprocess.run(["psql", "-X", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "scrabble", "-d",
                         "scrabble", "-Atqc", sql], check=True, capture_output=True, text=True)
