@@ -11,7 +11,7 @@
 
 #include "cache.h"
 #include "drafts.h"
-#include "events.h"
+#include "event_log.h"
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "rules.h"
@@ -57,7 +57,6 @@ typedef struct game_svc {
     game_cache *cache;
     game_store store;
     game_drafts *drafts;
-    game_events *events;
     game_lexicons lexicons;
     metric *m_evaluate;
     metric *m_turns;
@@ -114,6 +113,7 @@ struct game_op {
     int nseats;
     int64_t seat_accounts[GAME_MAX_SEATS];
     char handle[GAME_HANDLE_MAX];
+    int64_t nudge_target; /* Nudge: the account nudged */
 };
 
 /* Routes an operation to its game's entry: runs it now when the game is
@@ -131,9 +131,10 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op);
 int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1__GameRecord *rec,
                                 rpc_status *st);
 
-/* Publishes GAME_STARTED to every seat and YOUR_TURN to the first mover
- * (under e->mu). */
-void game_announce_start(game_svc *svc, game_entry *e);
+/* Writes GAME_STARTED to every seat and YOUR_TURN to the first mover into
+ * the event log (AppendEvents with dedupe keys, so announcing twice is
+ * harmless); `a` is scratch for the request (under e->mu). */
+void game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a);
 
 /* Milliseconds since the Unix epoch. */
 int64_t game_now_ms(void);

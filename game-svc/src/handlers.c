@@ -461,6 +461,24 @@ static void handlers_check_word(rpc_call *call, const ProtobufCMessage *req, voi
 /* ------------------------------------------------------------------ */
 /* Nudge                                                               */
 
+static void handlers__nudged(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    game_op *op = arg;
+    (void)reply;
+    if (st->code != GRPC_STATUS_OK) {
+        rpc_call_fail_status(op->call, st);
+        return;
+    }
+    Scrabble__V1__NudgeReply *rep = RPC_ARENA_MSG(
+        rpc_call_arena(op->call), Scrabble__V1__NudgeReply, scrabble__v1__nudge_reply__init);
+    if (!rep) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return;
+    }
+    rep->account_id = op->nudge_target;
+    rpc_call_reply(op->call, &rep->base);
+}
+
 static int handlers__nudge_run(game_svc *svc, game_entry *e, game_op *op)
 {
     const game_state *g = &e->g;
@@ -493,11 +511,21 @@ static int handlers__nudge_run(game_svc *svc, game_entry *e, game_op *op)
     ev.from_handle = (char *)g->seats[op->seat].handle;
     ev.at_ms = now;
     int64_t target = g->seats[g->to_move].account_id;
-    game_events_publish(svc->events, target, &ev);
-    Scrabble__V1__NudgeReply *rep = RPC_ARENA_MSG(
-        rpc_call_arena(op->call), Scrabble__V1__NudgeReply, scrabble__v1__nudge_reply__init);
-    rep->account_id = target;
-    rpc_call_reply(op->call, &rep->base);
+    /* The reply waits for the event's commit: an acknowledged nudge is in
+     * the target's log. */
+    rpc_arena *a = rpc_call_arena(op->call);
+    Scrabble__V1__AppendEventsRequest req = SCRABBLE__V1__APPEND_EVENTS_REQUEST__INIT;
+    game_event_list l = {0};
+    op->nudge_target = target;
+    if (game_event_add(a, &l, target, &ev, NULL) != 0) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return GAME_OP_DONE;
+    }
+    req.events = l.v;
+    req.n_events = l.n;
+    if (game_store_call(&svc->store, GAME_STORE_APPEND_EVENTS, &req.base, a, handlers__nudged,
+                        op) != RPC_OK)
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
     return GAME_OP_DONE;
 }
 
@@ -522,16 +550,6 @@ static void handlers__chat_done(void *arg, const rpc_status *st, ProtobufCMessag
     Scrabble__V1__ChatMessage *m = (Scrabble__V1__ChatMessage *)reply;
     if (!m->handle || !m->handle[0])
         m->handle = op->handle;
-    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
-    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_CHAT;
-    ev.game_id = op->game_id;
-    ev.chat = m;
-    ev.from_account_id = op->account_id;
-    ev.from_handle = op->handle;
-    ev.at_ms = m->at_ms;
-    for (int s = 0; s < op->nseats; s++)
-        if (op->seat_accounts[s] != op->account_id)
-            game_events_publish(op->svc->events, op->seat_accounts[s], &ev);
     rpc_call_reply(op->call, &m->base);
 }
 
@@ -543,8 +561,32 @@ static void handlers__send_chat_post(game_svc *svc, game_op *op)
     req.account_id = op->account_id;
     req.text = r->text;
     req.request_id = r->request_id;
-    if (game_store_call(&svc->store, GAME_STORE_APPEND_CHAT, &req.base, rpc_call_arena(op->call),
-                        handlers__chat_done, op) != RPC_OK)
+    /* The CHAT events ride in the AppendChat: the store adds the line's id
+     * and time to them and commits them with the line. */
+    rpc_arena *a = rpc_call_arena(op->call);
+    Scrabble__V1__ChatMessage chat = SCRABBLE__V1__CHAT_MESSAGE__INIT;
+    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    game_event_list l = {0};
+    chat.game_id = op->game_id;
+    chat.account_id = op->account_id;
+    chat.handle = op->handle;
+    chat.text = r->text;
+    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_CHAT;
+    ev.game_id = op->game_id;
+    ev.chat = &chat;
+    ev.from_account_id = op->account_id;
+    ev.from_handle = op->handle;
+    for (int s = 0; s < op->nseats; s++)
+        if (op->seat_accounts[s] != op->account_id &&
+            game_event_add(a, &l, op->seat_accounts[s], &ev, NULL) != 0) {
+            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
+                          "out of memory");
+            return;
+        }
+    req.events = l.v;
+    req.n_events = l.n;
+    if (game_store_call(&svc->store, GAME_STORE_APPEND_CHAT, &req.base, a, handlers__chat_done,
+                        op) != RPC_OK)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
 }
 
@@ -613,7 +655,7 @@ static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
     if (!handlers__seated(e, op))
         return GAME_OP_DONE;
     if (e->g.seq == 0 && !e->announced)
-        game_announce_start(svc, e);
+        game_announce_start(svc, e, rpc_call_arena(op->call));
     handlers__reply_state(op, e);
     return GAME_OP_DONE;
 }
@@ -658,7 +700,7 @@ static void handlers__create_done(void *arg, const rpc_status *st, ProtobufCMess
                       "account %lld has no seat in game %lld", (long long)op->account_id,
                       (long long)rec->game_id);
     } else {
-        game_announce_start(op->svc, tmp);
+        game_announce_start(op->svc, tmp, rpc_call_arena(op->call));
         handlers__reply_state(op, tmp);
     }
     free(tmp->moves);

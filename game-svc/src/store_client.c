@@ -23,6 +23,8 @@ static const struct {
                                 &scrabble__v1__chat_message__descriptor},
     [GAME_STORE_LIST_CHAT] = {"ListChat", "/scrabble.v1.Store/ListChat",
                               &scrabble__v1__list_chat_reply__descriptor},
+    [GAME_STORE_APPEND_EVENTS] = {"AppendEvents", "/scrabble.v1.Store/AppendEvents",
+                                  &scrabble__v1__append_events_reply__descriptor},
 };
 
 int game_store_open(game_store *st, const char *target, const rpc_tls_config *tls,

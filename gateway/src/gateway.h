@@ -25,7 +25,6 @@
 
 typedef struct gw_subs gw_subs;
 typedef struct gw_events gw_events;
-typedef struct gw_publisher gw_publisher;
 typedef struct gw_req gw_req;
 
 typedef void (*gw_action)(gw_req *r);
@@ -60,17 +59,17 @@ typedef struct gw_ctx {
     gw_throttle *th_handle;  /* ... per handle, and the failed-login backoff */
     gw_subs *subs;
     gw_events *events;
-    gw_publisher *publisher;
 
     struct {
         metric *rate_limited[GW_RATE_CLASSES];
         metric *auth_hit, *auth_miss, *auth_rejected, *auth_outage_served;
         metric *forwarded, *downstream_unavailable;
         metric *subscribers, *events_delivered, *events_unrouted, *slow_consumers;
-        metric *published, *publish_dropped;
+        metric *events_replayed, *events_repeated, *catch_ups;
         metric *throttled[2][GW_TH_BY_COUNT]; /* [login, register][by] */
         metric *login_failures, *throttle_entries[2];
         metric *unknown_stripped, *too_many_items;
+        metric *redis_subscribed; /* gateway_redis_subscribed, set by the watchdog */
     } m;
 } gw_ctx;
 
@@ -88,8 +87,8 @@ struct gw_req {
     gw_action next;     /* auth.c: what runs once authenticated */
     /* What a flow of several steps keeps between them, a field a flow: */
     const char *token;                         /* auth.c: while ResolveSession runs */
+    struct Scrabble__V1__Invitation *invited;  /* invitations.c: while AppendEvents runs */
     struct Scrabble__V1__Invitation *accepted; /* invitations.c: while CreateGame runs */
-    struct gw_sub *sub;                        /* subscribe.c: the caller's subscription */
     bool stripped;          /* the request had unknown fields: forward r->msg re-packed */
     const char *handle_key; /* accounts.c: the throttle key of a Login/Register */
 };

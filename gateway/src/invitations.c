@@ -1,14 +1,13 @@
 /*
  * invitations.c — how a game comes to be. Invite checks the lexicon with
- * every game-svc instance, has store-svc create the invitation and tells
- * each invitee (an INVITATION event); RespondInvitation stores the answer
+ * every game-svc instance, has store-svc create the invitation and append
+ * an INVITATION event to each invitee's log; RespondInvitation stores the answer
  * and, on the last acceptance, has the owning game-svc create the game
  * (CreateGame), which announces it to the seats; ListInvitations lists the
  * caller's. The store calls go through accounts.c's gw_store_call.
  */
 #include "gateway.h"
 
-#include "publish.h"
 #include "route.h"
 #include "scrabble/v1/edge.pb-c.h"
 #include "scrabble/v1/game.pb-c.h"
@@ -20,12 +19,23 @@
 /* ---- Invite ------------------------------------------------------ */
 
 /* Store created the invitation: every invitee (seats 1..) gets an
- * INVITATION event. Publishing is queued to the publisher thread, so the
- * reply is not held up by Redis; if Redis is down the invitee still finds
- * the invitation with ListInvitations. A repeat of a request_id gets the
- * invitation created first: while it is open its events go out again (at
- * least once: the first attempt may have died before publishing); once
- * answered there is nothing left to invite to. */
+ * INVITATION event in its log (AppendEvents, dedupe key "invited:<id>"), and
+ * the reply waits for that commit, so an acknowledged invitation has its
+ * events. A failure of the append fails the call: the client's retry with
+ * its request_id finds the same invitation and appends again (the dedupe
+ * key keeps one event per invitee). Once answered, an invitation has
+ * nothing left to invite to, and only its reply is repeated. */
+static void gw_inv__invite_logged(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    (void)reply;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    rpc_call_reply(r->call, &r->invited->base);
+}
+
 static void gw_inv__invited(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     gw_req *r = arg;
@@ -33,6 +43,7 @@ static void gw_inv__invited(void *arg, const rpc_status *st, ProtobufCMessage *r
         gw_fail_downstream(r, st);
         return;
     }
+    rpc_arena *a = rpc_call_arena(r->call);
     Scrabble__V1__Invitation *inv = (Scrabble__V1__Invitation *)reply;
     Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
     ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION;
@@ -42,13 +53,38 @@ static void gw_inv__invited(void *arg, const rpc_status *st, ProtobufCMessage *r
     ev.at_ms = gw_now_ms();
     size_t n =
         inv->status == SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN ? inv->n_seats : 0;
+    Scrabble__V1__AppendEventsRequest *q = RPC_ARENA_MSG(a, Scrabble__V1__AppendEventsRequest,
+                                                         scrabble__v1__append_events_request__init);
+    size_t len = scrabble__v1__event__get_packed_size(&ev);
+    uint8_t *body = rpc_arena_alloc(a, len ? len : 1);
+    char *key = rpc_arena_printf(a, "invited:%lld", (long long)inv->invitation_id);
+    if (gw_out_of_memory(r, q) || gw_out_of_memory(r, body) || gw_out_of_memory(r, key))
+        return;
+    q->events = rpc_arena_calloc(a, n ? n : 1, sizeof *q->events);
+    if (gw_out_of_memory(r, q->events))
+        return;
+    len = scrabble__v1__event__pack(&ev, body);
     for (size_t i = 0; i < n; i++) {
         int64_t to = inv->seats[i]->account_id;
         if (to <= 0 || to == r->who.account_id)
             continue;
-        gw_publish_event(r->gw->publisher, to, &ev.base);
+        Scrabble__V1__EventRecord *rec =
+            RPC_ARENA_MSG(a, Scrabble__V1__EventRecord, scrabble__v1__event_record__init);
+        if (gw_out_of_memory(r, rec))
+            return;
+        rec->account_id = to;
+        rec->body.data = body;
+        rec->body.len = len;
+        rec->dedupe_key = key;
+        q->events[q->n_events++] = rec;
     }
-    rpc_call_reply(r->call, reply);
+    if (q->n_events == 0) {
+        rpc_call_reply(r->call, reply);
+        return;
+    }
+    r->invited = inv;
+    gw_store_call(r, GW_STORE(AppendEvents), &q->base,
+                  &scrabble__v1__append_events_reply__descriptor, gw_inv__invite_logged);
 }
 
 static void gw_inv__create_invitation(gw_req *r)

@@ -343,6 +343,8 @@ static int lt_run_init_steps(lt_run *r)
         for (int op = 0; op < LT_OP_COUNT; op++)
             if (lt_opstats_init(&r->steps[s].ops[op], lt_ops[op].name) != 0)
                 return -1;
+        if (lt_hist_init(&r->steps[s].event_lag, LT_HIST_DEFAULT_SUB_BITS) != 0)
+            return -1;
         if (lt_hist_init(&r->steps[s].lag, LT_HIST_DEFAULT_SUB_BITS) != 0)
             return -1;
     }
@@ -355,6 +357,7 @@ static void lt_run_free_steps(lt_run *r)
         for (int op = 0; op < LT_OP_COUNT; op++)
             lt_opstats_free(&r->steps[s].ops[op]);
         lt_hist_free(&r->steps[s].lag);
+        lt_hist_free(&r->steps[s].event_lag);
     }
 }
 

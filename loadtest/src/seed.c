@@ -206,6 +206,14 @@ int lt_seed_cleanup(PGconn *pg, const char *tag, long long *removed, char *err, 
                    0, NULL, NULL, err, errlen) != 0 ||
         lt_pg_exec(pg, "DELETE FROM chat_messages WHERE account_id IN (SELECT id FROM lt_acc)", 0,
                    NULL, NULL, err, errlen) != 0 ||
+        /* The event log (migration 0004; the driver also runs against older
+         * schemas) has no foreign key to accounts. */
+        lt_pg_exec(pg,
+                   "DO $$BEGIN IF to_regclass('events') IS NOT NULL THEN "
+                   "DELETE FROM events WHERE account_id IN (SELECT id FROM lt_acc); "
+                   "DELETE FROM event_horizon WHERE account_id IN (SELECT id FROM lt_acc); "
+                   "END IF; END$$",
+                   0, NULL, NULL, err, errlen) != 0 ||
         lt_pg_exec(
             pg,
             "DELETE FROM games WHERE invitation_id IN (SELECT invitation_id FROM invitation_seats "
@@ -228,6 +236,11 @@ int lt_seed_cleanup(PGconn *pg, const char *tag, long long *removed, char *err, 
 int lt_seed_reset_games(PGconn *pg, char *err, size_t errlen)
 {
     if (lt_seed_check_schema(pg, err, errlen) != 0)
+        return -1;
+    if (lt_pg_exec(pg,
+                   "DO $$BEGIN IF to_regclass('events') IS NOT NULL THEN "
+                   "TRUNCATE events, event_horizon; END IF; END$$",
+                   0, NULL, NULL, err, errlen) != 0)
         return -1;
     return lt_pg_exec(pg,
                       "TRUNCATE game_moves, game_players, chat_messages, games, invitation_seats, "

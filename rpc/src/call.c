@@ -36,8 +36,14 @@ static void rpc__dispatch(rpc_call *c)
     /* Who the caller is, before anything of the request is looked at. */
     if (c->method == NULL)
         c->deadline = c->details.deadline;
-    if (!rpc__authz_check(c->server->authz, c))
+    if (!rpc__authz_check(c->server->authz, c)) {
+        /* Not one of ours: its sampled flag would let it have every
+         * refused call logged (trace.c honours the flag on internal
+         * ports, where callers are ours). Its call is finished already;
+         * the span line is decided when it is freed, later on this loop. */
+        c->trace.sampled = false;
         return;
+    }
     if (c->method == NULL) {
         rpc_call_fail(c, GRPC_STATUS_UNIMPLEMENTED, "unimplemented", "unknown method");
         return;
@@ -231,6 +237,7 @@ static void rpc__call_unref(rpc_call *c)
             atomic_store(&c->method->by_code[code], (uintptr_t)mc);
         }
         metric_add(mc, 1);
+        rpc__trace_end(s->tracer, &c->trace, c->method->path, code, rpc__now_ns() - c->started_ns);
     }
     /* Cancelled before its deadline: the client reset it (or its
      * connection died), which the guard weighs against completed calls. */
@@ -256,6 +263,12 @@ static void rpc__send_status_locked(rpc_call *c)
         c->trailing[0].key = grpc_slice_from_static_string(RPC_REASON_KEY);
         c->trailing[0].value = grpc_slice_from_copied_string(st->reason);
         c->trailing_count = 1;
+    }
+    /* The id a client quotes when it reports the failure. */
+    if (st->code != GRPC_STATUS_OK && c->trace.on) {
+        c->trailing[c->trailing_count].key = grpc_slice_from_static_string(RPC_TRACE_ID_KEY);
+        c->trailing[c->trailing_count].value = grpc_slice_from_copied_string(c->trace.trace_id);
+        c->trailing_count++;
     }
     grpc_op ops[4];
     memset(ops, 0, sizeof(ops));
@@ -492,8 +505,11 @@ static void rpc__call_closed(rpc__tag *tag, bool ok)
         bool finished = c->finish_requested;
         c->closed = true;
         pthread_mutex_unlock(&c->mu);
-        if (!finished && c->on_cancel)
+        if (!finished && c->on_cancel) {
+            rpc_trace prev = rpc_trace_enter(&c->trace);
             c->on_cancel(c, c->on_cancel_arg);
+            rpc_trace_leave(&prev);
+        }
     }
     rpc__call_unref(c);
 }
@@ -597,6 +613,7 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
         rpc__call_unref(c);
         return;
     }
+    rpc__trace_accept(s->tracer, &c->request_md, &c->trace);
     if (why != RPC__GUARD_OK) {
         rpc_call_fail(c, rpc__guard_reason_code(why), rpc__guard_reason_name(why),
                       "call refused: %s", rpc__guard_reason_name(why));
@@ -611,7 +628,12 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
         rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "request has no message");
         return;
     }
+    /* The handler's log lines and downstream calls carry the call's trace;
+     * entered by copy, so a handler that finishes (and frees) the call at
+     * once leaves nothing dangling. */
+    rpc_trace prev = rpc_trace_enter(&c->trace);
     rpc__dispatch(c);
+    rpc_trace_leave(&prev);
     /* An unfinished unary call (a deferred reply) posts no close of its
      * own: its close rides in the final batch, one completion fewer per
      * forwarded call. A handler that wants to hear of a cancel registers
@@ -649,6 +671,10 @@ ProtobufCAllocator *rpc_call_allocator(rpc_call *c)
 grpc_byte_buffer *rpc_call_request_bytes(rpc_call *c)
 {
     return c->request;
+}
+const rpc_trace *rpc_call_trace(rpc_call *c)
+{
+    return &c->trace;
 }
 grpc_call *rpc_call_core(rpc_call *c)
 {

@@ -86,7 +86,8 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
     }
     s->health = rpc__health_create();
     s->guard = rpc__guard_create(&s->cfg, s->metrics);
-    if (s->calls_live == NULL || s->guard == NULL || s->authz == NULL ||
+    s->tracer = rpc__tracer_create(&s->cfg, s->metrics);
+    if (s->calls_live == NULL || s->guard == NULL || s->authz == NULL || s->tracer == NULL ||
         rpc__health_register(s, s->health) != RPC_OK ||
         (s->reflection = rpc__reflection_register(s)) == NULL) {
         snprintf(err, errlen, "could not set up metrics, health or reflection");
@@ -363,6 +364,7 @@ void rpc_server_destroy(rpc_server *s)
     rpc__reflection_free(s->reflection);
     rpc__guard_destroy(s->guard);
     rpc__authz_destroy(s->authz);
+    rpc__tracer_destroy(s->tracer);
     metrics_registry_destroy(s->metrics);
     free(s->workers);
     free(s);

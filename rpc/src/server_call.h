@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "rpc/metrics.h"
+#include "rpc/trace.h"
 
 #define RPC__REQUESTS_PER_METHOD 4 /* outstanding request_call per method per worker */
 #define RPC__GENERIC_REQUESTS 2
@@ -72,6 +73,7 @@ struct rpc_call {
     int64_t started_ns;
     rpc_call *next_free;   /* on the loop's free list */
     rpc__guard_conn *conn; /* its client connection in the abuse guard */
+    rpc_trace trace;       /* set at arrival (trace.c); .on false: none */
     bool guard_admitted;   /* ... which let it through */
     bool close_posted;     /* RECV_CLOSE_ON_SERVER is in flight (own batch or the final one) */
     bool close_in_final;   /* ... as part of the final status batch */
@@ -94,7 +96,7 @@ struct rpc_call {
     rpc_status final_status;
     grpc_status_code sent_code;
     grpc_slice status_details;
-    grpc_metadata trailing[1];
+    grpc_metadata trailing[2]; /* scrabble-reason, scrabble-trace-id */
     size_t trailing_count;
 };
 
@@ -118,7 +120,8 @@ struct rpc_server {
     bool started, stopped;
     void (*on_drain)(void *arg);
     void *on_drain_arg;
-    rpc__authz *authz; /* identity checks at dispatch (identity.c) */
+    rpc__authz *authz;   /* identity checks at dispatch (identity.c) */
+    rpc__tracer *tracer; /* trace context policy and span lines (trace.c) */
 };
 
 static inline int64_t rpc__now_ns(void)

@@ -71,6 +71,7 @@ static void store__dispatch(rpc_call *call, const ProtobufCMessage *req, store_s
         return;
     }
     op->name = name;
+    op->trace = rpc_call_trace(call);
     op->srv = srv;
     op->arena = a;
     /* Unknown fields are dropped: nothing outside the contract is stored
@@ -107,6 +108,8 @@ STORE__HANDLER(store__h_commit_move, "CommitMove", store_commit_move_begin)
 STORE__HANDLER(store__h_finish_game, "FinishGame", store_finish_game_begin)
 STORE__HANDLER(store__h_append_chat, "AppendChat", store_append_chat_begin)
 STORE__HANDLER(store__h_list_chat, "ListChat", store_list_chat_begin)
+STORE__HANDLER(store__h_append_events, "AppendEvents", store_append_events_begin)
+STORE__HANDLER(store__h_read_events, "ReadEvents", store_read_events_begin)
 
 /* Request size bounds: what each method can legitimately carry (a handle
  * is at most 128 bytes of UTF-8, a password 1024 bytes, a bio 280
@@ -127,10 +130,14 @@ static const rpc_method_impl store__methods[] = {
     {"CreateGame", store__h_create_game, STORE__SMALL},
     {"LoadGame", store__h_load_game, STORE__SMALL},
     {"ListGames", store__h_list_games, STORE__SMALL},
-    {"CommitMove", store__h_commit_move, 4096},
-    {"FinishGame", store__h_finish_game, STORE__SMALL},
-    {"AppendChat", store__h_append_chat, 4096},
+    /* Writes that carry events: up to 16 of at most 4 kB each, in
+     * practice a move's 2-8 events of a few hundred bytes. */
+    {"CommitMove", store__h_commit_move, 32768},
+    {"FinishGame", store__h_finish_game, 32768},
+    {"AppendChat", store__h_append_chat, 32768},
     {"ListChat", store__h_list_chat, STORE__SMALL},
+    {"AppendEvents", store__h_append_events, 32768},
+    {"ReadEvents", store__h_read_events, STORE__SMALL},
     {NULL, NULL, 0, false},
 };
 
@@ -156,6 +163,9 @@ static const rpc_allow_rule store__allow[] = {
     {"CommitMove", "game-svc"},
     {"AppendChat", "game-svc"},
     {"ListChat", "game-svc"},
+    /* Nudges and game starts (game-svc), invitations (the gateway). */
+    {"AppendEvents", "game-svc gateway"},
+    {"ReadEvents", "gateway"},
     {"GetInvitation", "admin"},
     {"FinishGame", "admin"},
     {NULL, NULL},

@@ -20,16 +20,22 @@ const store_stmt store_statements[] = {
     {"respond_invitation", "SELECT o_code, o_invitation FROM store_respond_invitation($1, $2, $3)",
      3},
     {"create_game", "SELECT o_code, o_game FROM store_create_game($1, $2)", 2},
+    /* The three writes that carry events (0004_events.sql): $15/$5 the
+     * recipients, $16/$6 the packed events in hex. */
     {"commit_move",
-     "SELECT o_code, o_at_ms, o_move FROM store_commit_move($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-     "$10::int[], $11, $12, $13::int[], $14::int[])",
-     14},
-    {"finish_game", "SELECT o_code, o_game FROM store_finish_game($1, $2, $3::int[], $4::int[])",
-     4},
+     "SELECT o_code, o_at_ms, o_move FROM store_commit_move_ev($1, $2, $3, $4, $5, $6, $7, $8, "
+     "$9, $10::int[], $11, $12, $13::int[], $14::int[], $15::bigint[], $16::text[])",
+     16},
+    {"finish_game",
+     "SELECT o_code, o_game FROM store_finish_game_ev($1, $2, $3::int[], $4::int[], "
+     "$5::bigint[], $6::text[])",
+     6},
     {"append_chat",
-     "SELECT o_code, o_message_id, o_handle, o_at_ms, o_body FROM store_append_chat($1, $2, $3, "
-     "$4)",
-     4},
+     "SELECT o_code, o_message_id, o_handle, o_at_ms, o_body FROM store_append_chat_ev($1, $2, "
+     "$3, $4, $5::bigint[], $6::text[])",
+     6},
+    {"append_events", "SELECT 'ok' FROM store_append_events($1::bigint[], $2::text[], $3::text[])",
+     3},
 
     /* ---- reads (the reader pool) ---- */
     {"resolve_session",
@@ -88,5 +94,21 @@ const store_stmt store_statements[] = {
      "  ORDER BY m.id LIMIT $3) c ON true "
      "LEFT JOIN accounts a ON a.id = c.account_id WHERE g.id = $1 ORDER BY c.id",
      3},
+    /* The event log of one account after $2, $3 rows, with the account's
+     * prune horizon and the newest id the log has held (row 0 alone, with
+     * NULL id/body, when there is nothing after $2). */
+    {"read_events",
+     "SELECT coalesce((SELECT pruned_upto FROM event_horizon WHERE account_id = $1), 0), "
+     "greatest(coalesce((SELECT max(id) FROM events), 0), "
+     "  (SELECT relayed_upto FROM event_relay)), e.id, e.body "
+     "FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT id, body FROM events "
+     "  WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3) e ON true ORDER BY e.id",
+     3},
+
+    /* ---- the event relay's own connection (relay.c) ---- */
+    {"relay_position", "SELECT relayed_upto FROM event_relay", 0},
+    {"relay_page", "SELECT id, account_id, body FROM events WHERE id > $1 ORDER BY id LIMIT $2", 2},
+    {"relay_save", "UPDATE event_relay SET relayed_upto = greatest(relayed_upto, $1)", 1},
+    {"prune_events", "SELECT o_accounts, o_high FROM store_prune_events($1, $2, $3)", 3},
     {NULL, NULL, 0},
 };

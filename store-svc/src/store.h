@@ -23,6 +23,7 @@
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "rpc/status.h"
+#include "rpc/trace.h"
 #include "store/auth.h"
 
 /* Return codes of store functions. */
@@ -47,6 +48,11 @@ typedef struct store_config {
     int read_pool;           /* reader threads, one connection each */
     int64_t session_ttl_us;  /* new sessions live this long */
     int kdf_iterations;      /* PBKDF2 rounds for new password hashes */
+    char redis[128];         /* the event relay's Redis ("": relay off) */
+    char redis_secrets[512]; /* its ACL password directory ("": no AUTH) */
+    int events_max_age_ms;   /* the event log keeps this long ... */
+    int events_keep;         /* ... and at most this many per account */
+    int events_prune_ms;     /* how often the prune runs */
 } store_config;
 
 /* Fills cfg from defaults, SCRABBLE_STORE_* and argv[first..]. Returns
@@ -80,6 +86,9 @@ typedef void (*store_done_fn)(store_op *op);
 
 struct store_op {
     const char *name; /* for logs: "CommitMove" */
+    /* The call's trace (in the call, which outlives the op): entered by
+     * log lines about the op on the reader and writer threads. */
+    const rpc_trace *trace;
     store_server *srv;
     rpc_arena *arena;    /* replies and params live here (the call's) */
     const void *req;     /* the decoded request (in the arena) */
@@ -98,6 +107,7 @@ struct store_op {
 
     store_done_fn done;
     void *done_arg;      /* e.g. the rpc_call */
+    bool writes_events;  /* may add rows to the event log (wakes the relay) */
     store_op *next;      /* queue link */
     int64_t enqueued_us; /* monotonic µs; set by store_queue_push */
 };
@@ -146,6 +156,7 @@ typedef struct store_db {
     int backoff_ms;       /* next delay: 100 ms doubling to 5 s */
     bool connected_once;  /* later connects count as reconnects */
     metric *reconnects;   /* may be NULL */
+    metric *up;           /* store_db_connections_up{role=...}; may be NULL */
     void *owner;          /* the thread's server context */
     char errstr[256];
 } store_db;
@@ -201,6 +212,7 @@ typedef struct store_queue {
     int wake_at; /* 0: signal every push (many consumers); else only at
                   * len 1 and len == wake_at (the batcher's batch_max) */
     bool stopping;
+    metric *depth; /* store_queue_depth{queue=...}; may be NULL */
 } store_queue;
 
 /* The condition variable runs on CLOCK_MONOTONIC (see store_queue_wait). */
@@ -233,6 +245,11 @@ typedef struct store_metrics {
     metric *failed_unavailable; /* store_ops_unavailable_total */
     metric *kdf_runs;           /* store_kdf_runs_total */
     metric *kdf_unknown;        /* store_kdf_unknown_handle_total */
+    metric *batch_window;       /* store_batch_window_seconds histogram */
+    metric *write_depth;        /* store_queue_depth{queue="write"} */
+    metric *read_depth;         /* store_queue_depth{queue="read"} */
+    metric *writer_conns_up;    /* store_db_connections_up{role="writer"} */
+    metric *reader_conns_up;    /* store_db_connections_up{role="reader"} */
 } store_metrics;
 
 /* Registers the store metrics in r (NULL: a private registry is created and
@@ -260,6 +277,11 @@ struct store_server {
      * a Login for an unknown handle verifies against it, so it costs the
      * same KDF as a wrong password and handle existence cannot be timed. */
     char dummy_hash[192];
+
+    /* Called by the writer after a COMMIT that may have added events
+     * (the relay's wake-up); NULL: none. */
+    void (*events_committed)(void *arg);
+    void *events_committed_arg;
 
     bool started;
 };
@@ -369,6 +391,31 @@ store_next store_commit_move_begin(store_op *op);
 store_next store_finish_game_begin(store_op *op);
 store_next store_append_chat_begin(store_op *op);
 store_next store_list_chat_begin(store_op *op); /* ListChatRequest */
+store_next store_append_events_begin(store_op *op);
+store_next store_read_events_begin(store_op *op);
+
+/* ------------------------------------------------------------------ */
+/* The event log (events.c, relay.c)                                    */
+
+struct Scrabble__V1__EventRecord;
+/* Checks the events a write carries (count, sizes, recipients, keys):
+ * NULL when acceptable, else a message. */
+const char *store_events_check(struct Scrabble__V1__EventRecord *const *ev, size_t n);
+/* Parameters i (bigint[] of recipients) and i+1 (text[] of hex bodies). */
+void store_op_param_events(store_op *op, int i, struct Scrabble__V1__EventRecord *const *ev,
+                           size_t n);
+/* Appends the event id to a stored body as Event.event_id (field 14): the
+ * packed event a client sees. Writes at most len bytes into out; returns
+ * the length, or 0 when it does not fit. */
+size_t store_event_with_id(const uint8_t *body, size_t n, int64_t id, uint8_t *out, size_t len);
+
+typedef struct store_relay store_relay;
+/* Starts the relay thread: it publishes committed events to Redis in id
+ * order (PUBLISH ev:<account> <event with id>) and runs the prune. With
+ * cfg->redis empty it only prunes. Hooks itself into srv's writer. NULL on
+ * error (logged). */
+store_relay *store_relay_start(store_server *srv, metrics_registry *r);
+void store_relay_stop(store_relay *rl);
 
 /* Sets op->st to INVALID_ARGUMENT with `reason` about `field`; returns
  * STORE_NEXT_DONE. */

@@ -93,6 +93,11 @@ typedef struct rpc_server_config {
     int metrics_timeout_ms;
     int metrics_conns_per_address;
     int metrics_conns;
+    /* Trace context (rpc/trace.h): off turns trace ids, traceparent
+     * propagation, the scrabble-trace-id trailer and span lines off; one
+     * new trace in trace_sample is sampled (0: none). */
+    bool trace;
+    int trace_sample;
     rpc_tls_config tls; /* this server's own port */
     /* The identity this process presents when it calls other services of
      * ours (mutual TLS between services); plaintext when empty. Services
@@ -256,6 +261,9 @@ ProtobufCMessage *rpc_call_decode(rpc_call *call);
  * the call's arena; "" when the core does not know it. */
 const char *rpc_call_peer_address(rpc_call *call);
 /* Its pure part is rpc_peer_host (rpc/addr.h). */
+/* The call's trace context (rpc/trace.h); ->on is false when tracing is
+ * off. Valid while the call lives. */
+const struct rpc_trace *rpc_call_trace(rpc_call *call);
 /* Full method path, e.g. "/scrabble.v1.Edge/GetState". */
 const char *rpc_call_method(rpc_call *call);
 /* Milliseconds until the call's deadline (INT64_MAX when none; <= 0 past). */
