@@ -48,6 +48,7 @@ typedef struct game_entry {
     char lexicon[32];
     int64_t invitation_id;
     int64_t created_at_ms, updated_at_ms;
+    bool rated;                            /* invited as rated (GameRecord.rated) */
     int64_t last_nudge_ms[GAME_MAX_SEATS]; /* by nudger seat */
     struct game_op *wait_head, *wait_tail; /* FIFO of operations waiting */
 

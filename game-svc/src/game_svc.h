@@ -51,6 +51,10 @@ void game_lexicons_free(game_lexicons *l);
 /* The lexicon <dir>/<name>.kwg, loaded on first use and kept; NULL when the
  * name is malformed ([a-z0-9_-]{1,31}) or the file does not load. */
 const solver_lexicon *game_lexicons_get(game_lexicons *l, const char *name);
+/* The names of the lexicon files in the directory (<name>.kwg with a valid
+ * name), sorted, at most max; whether each loads is only known on use.
+ * Returns how many were written. */
+int game_lexicons_list(game_lexicons *l, char names[][32], int max);
 
 typedef struct game_svc {
     game_config cfg;

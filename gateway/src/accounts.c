@@ -291,3 +291,25 @@ void gw_acc_list_games(gw_req *r)
     gw_store_call(r, GW_STORE(ListGames), &q->base, &scrabble__v1__list_games_reply__descriptor,
                   gw_store_relay);
 }
+
+/* ---- leaderboards ------------------------------------------------ */
+
+void gw_acc_get_leaderboard(gw_req *r)
+{
+    const Scrabble__V1__GetLeaderboardRequest *in =
+        (const Scrabble__V1__GetLeaderboardRequest *)r->msg;
+    if (in->page_size < 0 || in->page_size > 100) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "page_size must be 0..100");
+        return;
+    }
+    const char *f = in->family;
+    if (f[0] && strcmp(f, "untimed") != 0 && strcmp(f, "correspondence") != 0 &&
+        strcmp(f, "realtime") != 0) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_family",
+                      "family must be untimed, correspondence or realtime");
+        return;
+    }
+    gw_acc__store(r, GW_STORE(GetLeaderboard), r->msg,
+                  &scrabble__v1__get_leaderboard_reply__descriptor, gw_acc__relay);
+}

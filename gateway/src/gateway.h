@@ -126,6 +126,7 @@ void gw_acc_get_profile(gw_req *r);
 void gw_acc_update_profile(gw_req *r);
 void gw_acc_get_stats(gw_req *r);
 void gw_acc_list_games(gw_req *r);
+void gw_acc_get_leaderboard(gw_req *r);
 /* accounts.c, for the actions that call store-svc: */
 #define GW_STORE(M) "/scrabble.v1.Store/" #M
 /* Calls store-svc's `method` for r (gw_downstream_opts), cb(r, ...) with

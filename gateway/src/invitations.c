@@ -100,6 +100,7 @@ static void gw_inv__create_invitation(gw_req *r)
     q->invitee_handles = in->invitee_handles;
     q->lexicon = in->lexicon;
     q->request_id = in->request_id;
+    q->rated = in->rated;
     gw_store_call(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_inv__invited);
 }

@@ -447,7 +447,7 @@ int lt_cmd_hold(int argc, char **argv, lt_stop *stop)
     ends_init = true;
 
     /* Players, their tokens and their account ids. */
-    pg = lt_pg_connect(h->c.pg, err, sizeof(err));
+    pg = lt_pg_connect(h->c.pg, false, err, sizeof(err));
     if (pg == NULL) {
         fprintf(stderr, "loadtest hold: %s\n", err);
         goto out;

@@ -73,6 +73,7 @@ typedef struct lt_run_cfg {
     bool reset;
     bool cleanup;
     bool seed;
+    bool allow_private;
     int social_pct;
     int top_n;
     char lexicon[512];

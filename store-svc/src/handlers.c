@@ -110,6 +110,7 @@ STORE__HANDLER(store__h_append_chat, "AppendChat", store_append_chat_begin)
 STORE__HANDLER(store__h_list_chat, "ListChat", store_list_chat_begin)
 STORE__HANDLER(store__h_append_events, "AppendEvents", store_append_events_begin)
 STORE__HANDLER(store__h_read_events, "ReadEvents", store_read_events_begin)
+STORE__HANDLER(store__h_get_leaderboard, "GetLeaderboard", store_get_leaderboard_begin)
 
 /* Request size bounds: what each method can legitimately carry (a handle
  * is at most 128 bytes of UTF-8, a password 1024 bytes, a bio 280
@@ -138,6 +139,7 @@ static const rpc_method_impl store__methods[] = {
     {"ListChat", store__h_list_chat, STORE__SMALL},
     {"AppendEvents", store__h_append_events, 32768},
     {"ReadEvents", store__h_read_events, STORE__SMALL},
+    {"GetLeaderboard", store__h_get_leaderboard, STORE__SMALL},
     {NULL, NULL, 0, false},
 };
 
@@ -158,6 +160,7 @@ static const rpc_allow_rule store__allow[] = {
     {"RespondInvitation", "gateway"},
     {"ListInvitations", "gateway"},
     {"ListGames", "gateway"},
+    {"GetLeaderboard", "gateway"},
     {"CreateGame", "game-svc"},
     {"LoadGame", "game-svc"},
     {"CommitMove", "game-svc"},

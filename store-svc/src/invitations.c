@@ -68,6 +68,7 @@ store_next store_create_invitation_begin(store_op *op)
     store_op_param_text_array(op, 2, folded, req->n_invitee_handles);
     store_op_param_text(op, 3, lexicon);
     store_op_param_text(op, 4, req->request_id);
+    store_op_param_bool(op, 5, req->rated);
     op->step = store__invitation_done;
     return STORE_NEXT_WRITE;
 }

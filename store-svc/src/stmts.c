@@ -13,13 +13,17 @@ const store_stmt store_statements[] = {
      "SELECT o_code, o_account_id, o_expires_at_ms FROM store_register($1, $2, $3, $4, $5)", 5},
     {"open_session", "SELECT o_code, o_expires_at_ms FROM store_open_session($1, $2, $3)", 3},
     {"update_profile", "SELECT o_code, o_profile FROM store_update_profile($1, $2, $3)", 3},
+    /* $6: rated (0006_ratings.sql). Invitation and game JSON go through
+     * ratings_json_rated, which adds `rated`. */
     {"create_invitation",
-     "SELECT o_code, o_detail, o_invitation "
-     "FROM store_create_invitation($1, $2::text[], $3::text[], $4, $5)",
-     5},
-    {"respond_invitation", "SELECT o_code, o_invitation FROM store_respond_invitation($1, $2, $3)",
+     "SELECT o_code, o_detail, ratings_json_rated(o_invitation) "
+     "FROM ratings_create_invitation($1, $2::text[], $3::text[], $4, $5, $6)",
+     6},
+    {"respond_invitation",
+     "SELECT o_code, ratings_json_rated(o_invitation) "
+     "FROM store_respond_invitation($1, $2, $3)",
      3},
-    {"create_game", "SELECT o_code, o_game FROM store_create_game($1, $2)", 2},
+    {"create_game", "SELECT o_code, ratings_json_rated(o_game) FROM store_create_game($1, $2)", 2},
     /* The three writes that carry events (0004_events.sql): $15/$5 the
      * recipients, $16/$6 the packed events in hex. */
     {"commit_move",
@@ -46,30 +50,47 @@ const store_stmt store_statements[] = {
     /* Handles: $1 as typed, $2 folded (store_account_by_handle). */
     {"login_lookup",
      "SELECT id, handle, pw_hash FROM accounts WHERE id = store_account_by_handle($1, $2)", 2},
-    {"account_by_id", "SELECT store_profile_json(id) FROM accounts WHERE id = $1", 1},
+    /* Profiles: the profile, then its ratings (a JSON array). */
+    {"account_by_id", "SELECT store_profile_json(id), ratings_json(id) FROM accounts WHERE id = $1",
+     1},
     {"account_by_handle",
-     "SELECT store_profile_json(id) FROM accounts WHERE id = store_account_by_handle($1, $2)", 2},
+     "SELECT store_profile_json(id), ratings_json(id) FROM accounts "
+     "WHERE id = store_account_by_handle($1, $2)",
+     2},
+    /* Stats, then ratings and the latest 50 rating changes (JSON arrays). */
     {"get_stats",
      "SELECT a.id, coalesce(s.games_played, 0), coalesce(s.wins, 0), coalesce(s.losses, 0), "
      "coalesce(s.draws, 0), coalesce(s.total_score, 0), coalesce(s.best_game_score, 0), "
-     "coalesce(s.best_move_score, 0) "
+     "coalesce(s.best_move_score, 0), ratings_json(a.id), ratings_history_json(a.id, 50) "
      "FROM accounts a LEFT JOIN account_stats s ON s.account_id = a.id WHERE a.id = $1",
      1},
+    /* A rating pool ($1 lexicon, $2 family), best first, after the keyset
+     * ($3 rating, $4 account id; the first page: +infinity, 0), $5 rows. */
+    {"leaderboard",
+     "SELECT r.account_id, a.handle, r.rating, r.deviation, r.volatility, r.games, "
+     "store_ms(r.updated_at) FROM ratings r JOIN accounts a ON a.id = r.account_id "
+     "WHERE r.lexicon = $1 AND r.family = $2 "
+     "AND (r.rating < $3::float8 OR (r.rating = $3::float8 AND r.account_id > $4::bigint)) "
+     "ORDER BY r.rating DESC, r.account_id LIMIT $5",
+     5},
     /* One row with a NULL invitation when the account has none; no row when
      * the account does not exist. */
     {"list_invitations",
-     "SELECT a.id, store_invitation_json(x.invitation_id) FROM accounts a "
+     "SELECT a.id, ratings_json_rated(store_invitation_json(x.invitation_id)) "
+     "FROM accounts a "
      "LEFT JOIN LATERAL (SELECT s.invitation_id FROM invitation_seats s "
      "  JOIN invitations i ON i.id = s.invitation_id "
      "  WHERE s.account_id = a.id AND i.status = 1 "
      "  ORDER BY s.invitation_id DESC LIMIT 100) x ON true "
      "WHERE a.id = $1 ORDER BY x.invitation_id DESC",
      1},
-    {"get_invitation", "SELECT store_invitation_json(id) FROM invitations WHERE id = $1", 1},
+    {"get_invitation",
+     "SELECT ratings_json_rated(store_invitation_json(id)) FROM invitations WHERE id = $1", 1},
     /* Game (seq 0 row, as JSON with its seats) and every move, one
      * round-trip. */
     {"load_game",
-     "SELECT 0::bigint AS seq, store_game_json(id)::text, NULL::bytea, 0::bigint "
+     "SELECT 0::bigint AS seq, ratings_json_rated(store_game_json(id))::text, NULL::bytea, "
+     "0::bigint "
      "FROM games WHERE id = $1 "
      "UNION ALL "
      "SELECT seq, NULL, move, store_ms(created_at) FROM game_moves WHERE game_id = $1 "

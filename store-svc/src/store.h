@@ -347,6 +347,9 @@ int store_handle_fold(const char *in, char *folded, size_t len);
 /* ------------------------------------------------------------------ */
 /* Page tokens (pagetoken.c): pure.                                    */
 
+/* n (<= 16) lower-case hex digits at s into *v: 0, or -1 on another
+ * character. The page tokens' fields. */
+int store_hex_u64(const char *s, int n, uint64_t *v);
 /* Opaque ListGames keyset token for (updated_at in µs, game_id). */
 void store_page_token_encode(int64_t updated_us, int64_t game_id, char *out, size_t outlen);
 /* 0 and the pair, or -1 when the token is malformed. */
@@ -361,6 +364,15 @@ ProtobufCMessage *store_json_invitation(rpc_arena *a, const struct cJSON *j);
 /* A GameRecord without moves; *updated_us (may be NULL) gets the keyset
  * time. */
 ProtobufCMessage *store_json_game(rpc_arena *a, const struct cJSON *j, int64_t *updated_us);
+/* ratings_json() / ratings_history_json() arrays (0006_ratings.sql) into
+ * arena arrays; an empty or non-array j gives none. STORE_OK, or
+ * STORE_ERROR when the arena is out of memory. */
+struct Scrabble__V1__Rating;
+struct Scrabble__V1__RatingChange;
+int store_json_ratings(rpc_arena *a, const struct cJSON *j, struct Scrabble__V1__Rating ***out,
+                       size_t *n);
+int store_json_rating_history(rpc_arena *a, const struct cJSON *j,
+                              struct Scrabble__V1__RatingChange ***out, size_t *n);
 /* A text column parsed as JSON; NULL when not valid. Caller cJSON_Delete's. */
 struct cJSON *store_json_parse(const char *text);
 
@@ -416,6 +428,14 @@ typedef struct store_relay store_relay;
  * error (logged). */
 store_relay *store_relay_start(store_server *srv, metrics_registry *r);
 void store_relay_stop(store_relay *rl);
+store_next store_list_chat_begin(store_op *op);       /* ListChatRequest */
+store_next store_get_leaderboard_begin(store_op *op); /* GetLeaderboardRequest (ratings.c) */
+/* Column `col` of row 0 (a ratings_json() or ratings_history_json() array)
+ * into whichever of ratings / history is given. STORE_OK (also for a NULL
+ * column: none), STORE_ERROR on malformed JSON or no memory. */
+int store_ratings_col(store_op *op, PGresult *res, int col, struct Scrabble__V1__Rating ***ratings,
+                      size_t *nratings, struct Scrabble__V1__RatingChange ***history,
+                      size_t *nhistory);
 
 /* Sets op->st to INVALID_ARGUMENT with `reason` about `field`; returns
  * STORE_NEXT_DONE. */

@@ -61,6 +61,9 @@ METHODS = {
     "Nudge": ("GameRef", "NudgeReply"),
     "SendChat": ("SendChatRequest", "common:ChatMessage"),
     "ListChat": ("ListChatRequest", "ListChatReply"),
+    "GetGameRecord": ("GameRef", "GetGameRecordReply"),
+    "GetRules": ("GetRulesRequest", "Rules"),
+    "GetLeaderboard": ("GetLeaderboardRequest", "GetLeaderboardReply"),
 }
 
 
