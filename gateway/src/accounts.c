@@ -310,6 +310,6 @@ void gw_acc_get_leaderboard(gw_req *r)
                       "family must be untimed, correspondence or realtime");
         return;
     }
-    gw_acc__store(r, GW_STORE(GetLeaderboard), r->msg,
-                  &scrabble__v1__get_leaderboard_reply__descriptor, gw_acc__relay);
+    gw_store_call(r, GW_STORE(GetLeaderboard), r->msg,
+                  &scrabble__v1__get_leaderboard_reply__descriptor, gw_store_relay);
 }
