@@ -10,7 +10,7 @@
  * through store-svc invitations and game-svc CreateGame (which makes them
  * resident), and for each game computes the best play of the player to move
  * from its own GetState (so the Evaluates are realistic, legal placements).
- * RSS of game-svc (from /proc/PID/status) before and after the games exist
+ * RSS of game-svc (loadtest's /proc reader) before and after the games exist
  * gives the memory per cached game.
  *
  * Load: calls are *scheduled* at a fixed rate (open loop) round-robin over
@@ -30,9 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procstat.h"
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "scrabble/v1/game.pb-c.h"
+#include "scrape.h"
 #include "scrabble/v1/store.pb-c.h"
 #include "solver.h"
 
@@ -89,40 +91,25 @@ static ProtobufCMessage *sync_call(rpc_channel *ch, const char *path, const Prot
 /* game_store_calls_total over its methods, from game-svc's /metrics. */
 static long store_calls(const char *addr)
 {
-    return (long)metrics_scrape_sum(addr, "game_store_calls_total");
+    return (long)scrape_metric_sum(addr, "game_store_calls_total");
 }
 
-/* utime + stime of a process, in seconds. */
+/* utime + stime of a process, in seconds (loadtest's /proc reader). */
 static double cpu_s(int pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    uint64_t ticks;
+    double rss;
+    if (lt_proc_read(pid, false, &ticks, &rss) != 0)
         return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    unsigned long ut = 0, st = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    return (double)ticks / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* Resident set of a process in KiB. */
 static long rss_kb(int pid)
 {
-    char path[64], line[256];
-    long kb = -1;
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmRSS:", 6) == 0)
-            kb = atol(line + 6);
-    fclose(f);
-    return kb;
+    uint64_t ticks;
+    double rss;
+    return lt_proc_read(pid, false, &ticks, &rss) == 0 ? (long)(rss / 1024) : -1;
 }
 
 /* ---- set-up ----------------------------------------------------------- */

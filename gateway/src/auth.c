@@ -63,7 +63,7 @@ static void gw_auth__resolved(void *arg, const rpc_status *st, ProtobufCMessage 
 {
     gw_req *r = arg;
     gw_ctx *gw = r->gw;
-    const char *token = r->step;
+    const char *token = r->token;
     if (st->code == GRPC_STATUS_OK) {
         const Scrabble__V1__SessionInfo *si = (const Scrabble__V1__SessionInfo *)reply;
         if (si->account_id <= 0) {
@@ -163,7 +163,7 @@ void gw_auth_begin(gw_req *r, gw_action next)
         return;
     }
     req->token = token;
-    r->step = token;
+    r->token = token;
     r->next = next;
     rpc_client_opts o = gw_downstream_opts(r); /* no identity yet: md_count 0 */
     if (rpc_client_unary(gw->store, "/scrabble.v1.Store/ResolveSession", &req->base,

@@ -5,8 +5,9 @@
  * A call flows: edge.c dispatch -> auth.c (token -> account, cached; on a
  * miss an async store call, continuing in its callback) -> rate limit ->
  * the method's action: forward.c (game methods, bytes forwarded unchanged
- * to the owning game-svc), accounts.c (store-backed methods) or
- * subscribe.c (the event stream). No step blocks a worker thread.
+ * to the owning game-svc), accounts.c (store-backed account methods),
+ * invitations.c (invitations and the games they start) or subscribe.c
+ * (the event stream). No step blocks a worker thread.
  */
 #ifndef GW_GATEWAY_H
 #define GW_GATEWAY_H
@@ -82,9 +83,12 @@ struct gw_req {
     gw_identity fallback; /* auth.c: a STALE entry's identity, for a store outage */
     bool has_fallback;
     char account_str[24];
-    rpc_metadata md[2];     /* scrabble-account-id, scrabble-handle */
-    gw_action next;         /* auth.c: what runs once authenticated */
-    void *step;             /* multi-step flows keep their state here */
+    rpc_metadata md[2]; /* scrabble-account-id, scrabble-handle */
+    gw_action next;     /* auth.c: what runs once authenticated */
+    /* What a flow of several steps keeps between them, a field a flow: */
+    const char *token;                         /* auth.c: while ResolveSession runs */
+    struct Scrabble__V1__Invitation *invited;  /* invitations.c: while AppendEvents runs */
+    struct Scrabble__V1__Invitation *accepted; /* invitations.c: while CreateGame runs */
     bool stripped;          /* the request had unknown fields: forward r->msg re-packed */
     const char *handle_key; /* accounts.c: the throttle key of a Login/Register */
 };
@@ -121,11 +125,25 @@ void gw_acc_login(gw_req *r);
 void gw_acc_get_profile(gw_req *r);
 void gw_acc_update_profile(gw_req *r);
 void gw_acc_get_stats(gw_req *r);
-void gw_acc_invite(gw_req *r);
-void gw_acc_respond_invitation(gw_req *r);
-void gw_acc_list_invitations(gw_req *r);
 void gw_acc_list_games(gw_req *r);
 void gw_acc_get_leaderboard(gw_req *r);
+/* accounts.c, for the actions that call store-svc: */
+#define GW_STORE(M) "/scrabble.v1.Store/" #M
+/* Calls store-svc's `method` for r (gw_downstream_opts), cb(r, ...) with
+ * the answer; finishes r UNAVAILABLE when the call cannot start. */
+void gw_store_call(gw_req *r, const char *method, const ProtobufCMessage *req,
+                   const ProtobufCMessageDescriptor *reply_desc, rpc_unary_cb cb);
+/* An rpc_unary_cb (arg: the gw_req) that relays store-svc's answer. */
+void gw_store_relay(void *arg, const rpc_status *st, ProtobufCMessage *reply);
+/* false when p is set; else finishes r RESOURCE_EXHAUSTED out_of_memory
+ * and returns true. */
+bool gw_out_of_memory(gw_req *r, const void *p);
+
+/* invitations.c: Invite, RespondInvitation (and CreateGame on the last
+ * acceptance), ListInvitations. */
+void gw_inv_invite(gw_req *r);
+void gw_inv_respond(gw_req *r);
+void gw_inv_list(gw_req *r);
 
 /* subscribe.c: the Subscribe action. */
 void gw_subscribe(gw_req *r);

@@ -410,8 +410,11 @@ int lt_cmd_hold(int argc, char **argv, lt_stop *stop)
         goto out;
     }
     log_threshold = lvl;
-    const char *port = strrchr(h->c.target, ':');
-    if (!lt_hold__loopback(h->c.target) || port == NULL || !lt_hold__loopback(h->c.redis)) {
+    char target_host[256];
+    int target_port;
+    if (!lt_hold__loopback(h->c.target) ||
+        rpc_addr_split(h->c.target, -1, target_host, sizeof(target_host), &target_port) != 0 ||
+        !lt_hold__loopback(h->c.redis)) {
         fprintf(stderr, "loadtest hold: --target and --redis must be loopback host:port\n");
         goto out;
     }
@@ -419,7 +422,7 @@ int lt_cmd_hold(int argc, char **argv, lt_stop *stop)
     if (h->c.gateway_pid > 0)
         snprintf(spec, sizeof(spec), "gateway=pid:%d,self", h->c.gateway_pid);
     else
-        snprintf(spec, sizeof(spec), "gateway=%s,self", port + 1);
+        snprintf(spec, sizeof(spec), "gateway=%d,self", target_port);
     if (lt_procstat_init(&h->procs, spec, err, sizeof(err)) != 0) {
         fprintf(stderr, "loadtest hold: %s\n", err);
         goto out;

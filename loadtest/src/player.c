@@ -19,6 +19,7 @@
  * GetState, SubmitPlay after SaveDraft) at the completion of the call before.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +91,7 @@ struct lt_player {
     int sub_restarts;
     uint64_t rng;
     /* schedule */
-    uint64_t timer_at;
-    int heap_idx; /* -1: not in the heap */
+    lt_timer timer; /* in the run's heap (r->timers) */
     uint64_t anchor, tick_ns;
     uint64_t chain_start;
     /* assembly */
@@ -155,80 +155,10 @@ static uint64_t lt_rand(lt_player *p)
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-/* ------------------------------------------------------------------ */
-/* Timer heap (min by timer_at)                                        */
-
-static void lt_heap_swap(lt_run *r, int a, int b)
-{
-    lt_player *t = r->heap[a];
-    r->heap[a] = r->heap[b];
-    r->heap[b] = t;
-    r->heap[a]->heap_idx = a;
-    r->heap[b]->heap_idx = b;
-}
-
-static void lt_heap_up(lt_run *r, int i)
-{
-    while (i > 0) {
-        int parent = (i - 1) / 2;
-        if (r->heap[parent]->timer_at <= r->heap[i]->timer_at)
-            break;
-        lt_heap_swap(r, i, parent);
-        i = parent;
-    }
-}
-
-static void lt_heap_down(lt_run *r, int i)
-{
-    for (;;) {
-        int l = 2 * i + 1, m = i;
-        if (l < r->heap_n && r->heap[l]->timer_at < r->heap[m]->timer_at)
-            m = l;
-        if (l + 1 < r->heap_n && r->heap[l + 1]->timer_at < r->heap[m]->timer_at)
-            m = l + 1;
-        if (m == i)
-            return;
-        lt_heap_swap(r, i, m);
-        i = m;
-    }
-}
-
-static void lt_heap_remove(lt_run *r, lt_player *p)
-{
-    int i = p->heap_idx;
-    if (i < 0)
-        return;
-    r->heap_n--;
-    if (i != r->heap_n) {
-        r->heap[i] = r->heap[r->heap_n];
-        r->heap[i]->heap_idx = i;
-        lt_heap_down(r, i);
-        lt_heap_up(r, i);
-    }
-    p->heap_idx = -1;
-}
-
+/* The player's one timer, in the run's heap (timers.h). */
 static void lt_timer_set(lt_run *r, lt_player *p, uint64_t at)
 {
-    lt_heap_remove(r, p);
-    p->timer_at = at;
-    p->heap_idx = r->heap_n;
-    r->heap[r->heap_n++] = p;
-    lt_heap_up(r, p->heap_idx);
-}
-
-uint64_t lt_heap_top_time(lt_run *r)
-{
-    return r->heap_n ? r->heap[0]->timer_at : UINT64_MAX;
-}
-
-lt_player *lt_heap_pop_due(lt_run *r, uint64_t now)
-{
-    if (r->heap_n == 0 || r->heap[0]->timer_at > now)
-        return NULL;
-    lt_player *p = r->heap[0];
-    lt_heap_remove(r, p);
-    return p;
+    lt_timers_set(&r->timers, &p->timer, at);
 }
 
 /* ------------------------------------------------------------------ */
@@ -326,14 +256,13 @@ static void lt_subscribe(lt_player *p)
 int lt_players_alloc(lt_run *r)
 {
     r->players = calloc((size_t)r->nplayers_max, sizeof(lt_player));
-    r->heap = calloc((size_t)r->nplayers_max + 1, sizeof(lt_player *));
-    if (!r->players || !r->heap)
+    if (!r->players)
         return -1;
     for (int i = 0; i < r->nplayers_max; i++) {
         lt_player *p = &r->players[i];
         p->run = r;
         p->idx = i;
-        p->heap_idx = -1;
+        lt_timer_init(&p->timer);
         p->rng = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1) ^ (uint64_t)r->wall0;
         if (p->rng == 0)
             p->rng = 1;
@@ -353,9 +282,7 @@ int lt_players_alloc(lt_run *r)
 void lt_players_free(lt_run *r)
 {
     free(r->players);
-    free(r->heap);
     r->players = NULL;
-    r->heap = NULL;
 }
 
 /* Player idx starts at `at`: its connection, its stream, its first tick. */
@@ -995,7 +922,7 @@ static void lt_on_event_msg(lt_player *p, lt_event_msg *m)
         if (!p->inviter && m->invitation_id) {
             p->pending_inv = m->invitation_id;
             if (!p->game_id && p->phase == LT_PH_IDLE) {
-                lt_heap_remove(r, p);
+                lt_timers_cancel(&r->timers, &p->timer);
                 p->chain_start = lt_now_ns();
                 lt_respond(p, m->invitation_id, p->chain_start);
             }
@@ -1040,10 +967,11 @@ bool lt_player_msg(lt_run *r, lt_msg *m)
     return false;
 }
 
-void lt_player_timer(lt_run *r, lt_player *p)
+void lt_player_timer(lt_run *r, lt_timer *t)
 {
+    lt_player *p = (lt_player *)((char *)t - offsetof(lt_player, timer));
     uint64_t now = lt_now_ns();
-    lt_hist_record(&lt_run_cur(r)->lag, now > p->timer_at ? now - p->timer_at : 0);
+    lt_hist_record(&lt_run_cur(r)->lag, now > t->at ? now - t->at : 0);
     if (r->stopping) {
         p->phase = LT_PH_DONE;
         return;
@@ -1054,7 +982,7 @@ void lt_player_timer(lt_run *r, lt_player *p)
         lt_player_connect(p);
         break;
     case LT_PH_IDLE:
-        lt_tick(p, p->timer_at);
+        lt_tick(p, t->at);
         break;
     case LT_PH_COMPOSE:
         lt_compose_step(p);
@@ -1071,7 +999,7 @@ void lt_players_shutdown(lt_run *r)
 {
     for (int i = 0; i < r->nplayers_max; i++) {
         lt_player *p = &r->players[i];
-        lt_heap_remove(r, p);
+        lt_timers_cancel(&r->timers, &p->timer);
         if (p->sub)
             rpc_client_stream_cancel(p->sub);
     }

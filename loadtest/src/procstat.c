@@ -225,12 +225,10 @@ static int lt_proc__read_machine(uint64_t *ticks, double *rss)
     return 0;
 }
 
-static int lt_proc__read(lt_proc_target *t, uint64_t *ticks, double *rss)
+int lt_proc_read(pid_t pid, bool children, uint64_t *ticks, double *rss)
 {
-    if (t->machine)
-        return lt_proc__read_machine(ticks, rss);
     char path[300], line[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", t->pid);
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
@@ -243,7 +241,7 @@ static int lt_proc__read(lt_proc_target *t, uint64_t *ticks, double *rss)
         return -1;
     long page = sysconf(_SC_PAGESIZE);
     unsigned long size = 0, resident = 0;
-    snprintf(path, sizeof(path), "/proc/%d/statm", t->pid);
+    snprintf(path, sizeof(path), "/proc/%d/statm", pid);
     if ((f = fopen(path, "r")) != NULL) {
         if (fscanf(f, "%lu %lu", &size, &resident) != 2)
             resident = 0;
@@ -251,7 +249,7 @@ static int lt_proc__read(lt_proc_target *t, uint64_t *ticks, double *rss)
     }
     *ticks = own;
     *rss = (double)resident * page;
-    if (!t->children)
+    if (!children)
         return 0;
     *ticks += reaped;
     DIR *d = opendir("/proc");
@@ -269,7 +267,7 @@ static int lt_proc__read(lt_proc_target *t, uint64_t *ticks, double *rss)
         line[n] = '\0';
         pid_t cp;
         uint64_t ct, cr;
-        if (lt_proc_parse_stat(line, &cp, &ct, &cr) != 0 || cp != t->pid)
+        if (lt_proc_parse_stat(line, &cp, &ct, &cr) != 0 || cp != pid)
             continue;
         *ticks += ct;
         snprintf(path, sizeof(path), "/proc/%s/statm", e->d_name);
@@ -281,6 +279,13 @@ static int lt_proc__read(lt_proc_target *t, uint64_t *ticks, double *rss)
     }
     closedir(d);
     return 0;
+}
+
+static int lt_proc__read(lt_proc_target *t, uint64_t *ticks, double *rss)
+{
+    if (t->machine)
+        return lt_proc__read_machine(ticks, rss);
+    return lt_proc_read(t->pid, t->children, ticks, rss);
 }
 
 static void lt_proc__acc(lt_proc_step *s, double cpu, double rss)

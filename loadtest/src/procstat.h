@@ -64,6 +64,13 @@ void lt_procstat_sample(lt_procstat *ps);
 /* Copies the targets under the lock (for progress lines and reports). */
 void lt_procstat_snapshot(lt_procstat *ps, lt_proc_target *out, int *n);
 
+/* The one /proc reader of the tree (the driver's sampler and the
+ * benchmarks use it): CPU time in clock ticks (utime+stime) and resident
+ * set in bytes of pid; with children, plus the CPU of its reaped children
+ * (cutime+cstime) and the CPU and RSS of its live direct children (Postgres
+ * backends under the postmaster). 0, or -1 when pid is gone. */
+int lt_proc_read(pid_t pid, bool children, uint64_t *ticks, double *rss);
+
 /* Pure parsers. A /proc/PID/stat line -> ppid, utime+stime, cutime+cstime
  * (clock ticks). Returns 0 or -1. */
 int lt_proc_parse_stat(const char *line, pid_t *ppid, uint64_t *ticks, uint64_t *child_ticks);

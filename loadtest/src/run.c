@@ -425,10 +425,10 @@ static void lt_drive(lt_run *r)
             }
             if (now >= r->step_end)
                 break;
-            lt_player *p;
+            lt_timer *t;
             int fired = 0;
-            while (fired < 2000 && (p = lt_heap_pop_due(r, now)) != NULL) {
-                lt_player_timer(r, p);
+            while (fired < 2000 && (t = lt_timers_pop_due(&r->timers, now)) != NULL) {
+                lt_player_timer(r, t);
                 fired++;
             }
             if (r->hammer && now >= hammer_next)
@@ -442,7 +442,7 @@ static void lt_drive(lt_run *r)
                     lt_progress(r, now);
                 r->next_progress += progress_ns;
             }
-            uint64_t wake = lt_heap_top_time(r);
+            uint64_t wake = lt_timers_next(&r->timers);
             if (fired >= 2000)
                 wake = now; /* more due: just drain the mailbox first */
             if (r->hammer && hammer_next < wake)
@@ -579,7 +579,8 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
         goto out;
     }
     r->wall0 = lt_wall_ns();
-    if (lt_players_alloc(r) != 0) {
+    /* One timer per player, each set at most once at a time. */
+    if (lt_timers_init(&r->timers, r->nplayers_max) != 0 || lt_players_alloc(r) != 0) {
         fprintf(stderr, "loadtest run: out of memory for %d players\n", r->nplayers_max);
         goto out;
     }
@@ -645,6 +646,7 @@ out:
     if (r->lex)
         solver_lexicon_free(r->lex);
     lt_players_free(r);
+    lt_timers_free(&r->timers);
     lt_run_free_steps(r);
     lt_hist_free(&r->ival_corr);
     lt_hist_free(&r->ival_svc);

@@ -21,6 +21,7 @@
 #include "rpc/rpc.h"
 #include "solver.h"
 #include "stats.h"
+#include "timers.h"
 
 #define LT_MAX_STEPS 16
 
@@ -127,9 +128,7 @@ typedef struct lt_run {
     lt_procstat procs;
     struct lt_player *players; /* max(steps) players */
     int nplayers_max, nactive;
-    /* timer heap of players (driver thread only) */
-    struct lt_player **heap;
-    int heap_n;
+    lt_timers timers; /* the players' timers (driver thread only) */
     /* steps */
     int step;
     uint64_t t0;
@@ -159,15 +158,13 @@ void lt_run_record(lt_run *r, lt_op op, const rpc_status *st, uint64_t intended,
 int lt_players_alloc(lt_run *r);
 void lt_players_free(lt_run *r);
 void lt_player_join(lt_run *r, int idx, uint64_t at);
-void lt_player_timer(lt_run *r, struct lt_player *p);
+/* A player's timer fired (t is the one lt_timers_pop_due returned). */
+void lt_player_timer(lt_run *r, lt_timer *t);
 /* A mailbox message for a player; returns true when it was one. */
 bool lt_player_msg(lt_run *r, lt_msg *m);
 void lt_players_shutdown(lt_run *r); /* cancels streams */
 int lt_players_streams_open(lt_run *r);
 void lt_players_destroy_channels(lt_run *r);
-/* Timer heap (player.c). */
-uint64_t lt_heap_top_time(lt_run *r);
-struct lt_player *lt_heap_pop_due(lt_run *r, uint64_t now);
 
 /* Reports (report.c). */
 void lt_report_table(lt_run *r, FILE *f);

@@ -5,7 +5,6 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/sha.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "lt.h"
 #include "netpolicy.h"
 #include "rpc/cfg.h"
+#include "store/auth.h"
 
 static void lt_hex(const unsigned char *in, size_t n, char *out)
 {
@@ -46,11 +46,11 @@ void lt_seed_token(const char *secret, const char *tag, int idx, char out[LT_TOK
     out[LT_TOKEN_LEN] = '\0';
 }
 
+/* What store-svc keeps of a token: its hash in store-svc's own format
+ * (store/auth.h), so a seeded session authenticates like a real one. */
 static void lt_token_hash(const char *token, char out[65])
 {
-    unsigned char d[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)token, strlen(token), d);
-    lt_hex(d, sizeof(d), out);
+    store_sha256_hex(token, strlen(token), out);
 }
 
 /* Every host (and hostaddr) of the connection string, each possibly a
@@ -247,17 +247,12 @@ int lt_seed_reset_games(PGconn *pg, char *err, size_t errlen)
                       0, NULL, NULL, err, errlen);
 }
 
-static void lt_seed_pw_hash(char *out, size_t len)
+/* One shared password for the whole population ("loadtest"), hashed by
+ * store-svc's own code: seeded players never log in, but the hash is one
+ * store-svc can verify. 1000 iterations: the seed hashes it once per run. */
+static int lt_seed_pw_hash(char *out, size_t len)
 {
-    /* One shared password for the whole population ("loadtest"); seeded
-     * players never log in, but the hash is well-formed for store-svc. */
-    static const unsigned char salt[16] = "lt-seed-salt-016";
-    unsigned char key[32];
-    PKCS5_PBKDF2_HMAC("loadtest", 8, salt, sizeof(salt), 1000, EVP_sha256(), sizeof(key), key);
-    char sh[33], kh[65];
-    lt_hex(salt, sizeof(salt), sh);
-    lt_hex(key, sizeof(key), kh);
-    snprintf(out, len, "pbkdf2-sha256$1000$%s$%s", sh, kh);
+    return store_password_hash("loadtest", 1000, out, len);
 }
 
 int lt_seed_ensure(PGconn *pg, const char *tag, const char *secret, int n, int ttl_hours,
@@ -288,8 +283,11 @@ int lt_seed_ensure(PGconn *pg, const char *tag, const char *secret, int n, int t
     long long removed;
     if (lt_seed_cleanup(pg, tag, &removed, err, errlen) != 0)
         return -1;
-    char pw[160];
-    lt_seed_pw_hash(pw, sizeof(pw));
+    char pw[STORE_PW_HASH_BYTES];
+    if (lt_seed_pw_hash(pw, sizeof(pw)) != 0) {
+        snprintf(err, errlen, "seed: cannot hash the players' password");
+        return -1;
+    }
     if (lt_pg_exec(pg, "BEGIN", 0, NULL, NULL, err, errlen) != 0)
         return -1;
     lt_copybuf *c = calloc(1, sizeof(*c));

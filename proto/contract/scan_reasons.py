@@ -50,6 +50,7 @@ PASSTHROUGH = {
     "rpc_call_fail": "rpc runtime API", "rpc_call_finish": "rpc runtime API",
     "rpc_call_fail_status": "rpc runtime API", "rpc_status_set": "rpc runtime API",
     "rpc_status_vset": "rpc runtime API",
+    "rpc__vfinish": "rpc runtime API (the body of rpc_call_fail and rpc_call_finish)",
     "gw_subs__end": "gateway/src/subscribe.c: its callers' literals and ReadEvents' "
                     "statuses (events_expired, bad_event_id)",
     "game_turn_run": "game_rules_error.reason, set by rules__fail",

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "grpc/health/v1/health.pb-c.h"
+#include "procstat.h"
 #include "rpc/rpc.h"
 
 /* One Health/Check on the channel: true when it answered. */
@@ -36,16 +37,12 @@ static bool check(rpc_channel *ch)
     return true;
 }
 
+/* Our resident set in KiB (loadtest's /proc reader). */
 static long rss_kb(void)
 {
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f == NULL)
-        return -1;
-    if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-        resident = -1;
-    fclose(f);
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+    uint64_t ticks;
+    double rss;
+    return lt_proc_read(getpid(), false, &ticks, &rss) == 0 ? (long)(rss / 1024) : -1;
 }
 
 int main(int argc, char **argv)

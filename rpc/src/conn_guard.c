@@ -400,34 +400,22 @@ static size_t rpc__guard_peer_normalize(const char *in, char *out, size_t len)
 static int rpc__guard_parse_peer(const char *peer, struct sockaddr_storage *ss)
 {
     char host[64];
-    const char *colon = strrchr(peer, ':');
-    if (colon == NULL)
+    int port;
+    bool v4 = strncmp(peer, "ipv4:", 5) == 0;
+    if ((!v4 && strncmp(peer, "ipv6:[", 6) != 0) ||
+        rpc_addr_split(peer + 5, -1, host, sizeof(host), &port) != 0)
         return -1;
-    int port = atoi(colon + 1);
     memset(ss, 0, sizeof(*ss));
-    if (strncmp(peer, "ipv4:", 5) == 0) {
-        size_t n = (size_t)(colon - (peer + 5));
-        if (n >= sizeof(host))
-            return -1;
-        memcpy(host, peer + 5, n);
-        host[n] = '\0';
+    if (v4) {
         struct sockaddr_in *sin = (struct sockaddr_in *)ss;
         sin->sin_family = AF_INET;
         sin->sin_port = htons((uint16_t)port);
         return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
     }
-    if (strncmp(peer, "ipv6:[", 6) == 0 && colon > peer + 6 && colon[-1] == ']') {
-        size_t n = (size_t)(colon - 1 - (peer + 6));
-        if (n >= sizeof(host))
-            return -1;
-        memcpy(host, peer + 6, n);
-        host[n] = '\0';
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = htons((uint16_t)port);
-        return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ? 0 : -1;
-    }
-    return -1;
+    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons((uint16_t)port);
+    return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ? 0 : -1;
 }
 
 /* The core listens on AF_INET6 sockets where it can and reports an IPv4

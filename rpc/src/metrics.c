@@ -19,6 +19,8 @@
  */
 #include "rpc/metrics.h"
 
+#include "rpc/addr.h"
+
 #include <errno.h>
 #include <math.h>
 #include <microhttpd.h>
@@ -31,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 typedef enum metrics__kind { METRICS__COUNTER, METRICS__GAUGE, METRICS__HISTOGRAM } metrics__kind;
@@ -519,33 +520,6 @@ static enum MHD_Result metrics__handle(void *cls, struct MHD_Connection *conn, c
                           MHD_RESPMEM_PERSISTENT, "text/plain");
 }
 
-/* Splits "host:port" / "[v6]:port" into host and port. 0 or -1. */
-static int metrics__split(const char *listen, char *host, size_t hostlen, char *port,
-                          size_t portlen)
-{
-    const char *colon = strrchr(listen, ':');
-    if (colon == NULL || colon == listen || colon[1] == '\0')
-        return -1;
-    const char *h = listen;
-    size_t hl = (size_t)(colon - listen);
-    if (h[0] == '[') {
-        if (hl < 3 || h[hl - 1] != ']')
-            return -1;
-        h++;
-        hl -= 2;
-    }
-    if (hl >= hostlen || strlen(colon + 1) >= portlen)
-        return -1;
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    strcpy(port, colon + 1);
-    char *end;
-    long p = strtol(port, &end, 10);
-    if (*end != '\0' || p < 0 || p > 65535 || port[0] < '0' || port[0] > '9')
-        return -1;
-    return 0;
-}
-
 int metrics_serve(metrics_registry *r, const char *listen, char *err, size_t errlen)
 {
     return metrics_serve_limited(r, listen, NULL, err, errlen);
@@ -565,11 +539,13 @@ int metrics_serve_limited(metrics_registry *r, const char *listen, const metrics
         snprintf(err, errlen, "metrics: already serving");
         goto done;
     }
-    if (listen == NULL || metrics__split(listen, host, sizeof(host), port, sizeof(port)) != 0) {
+    int portnum;
+    if (listen == NULL || rpc_addr_split(listen, -1, host, sizeof(host), &portnum) != 0) {
         snprintf(err, errlen, "metrics: bad listen address '%s' (want host:port)",
                  listen ? listen : "(null)");
         goto done;
     }
+    snprintf(port, sizeof(port), "%d", portnum);
     struct addrinfo hints = {
         .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     int gai = getaddrinfo(host, port, &hints, &ai);
@@ -588,7 +564,7 @@ int metrics_serve_limited(metrics_registry *r, const char *listen, const metrics
      * what keeps a slow-loris client (a byte every few seconds, never idle
      * long enough to time out) from taking every slot: it gets its few, the
      * scraper's address keeps its own. */
-    r->daemon = MHD_start_daemon(flags, (uint16_t)atoi(port), NULL, NULL, metrics__handle, r,
+    r->daemon = MHD_start_daemon(flags, (uint16_t)portnum, NULL, NULL, metrics__handle, r,
                                  MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
                                  total, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
                                  MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
@@ -608,51 +584,4 @@ done:
     if (ai != NULL)
         freeaddrinfo(ai);
     return rc;
-}
-
-double metrics_scrape_sum(const char *addr, const char *name)
-{
-    char host[128];
-    const char *colon = strrchr(addr, ':');
-    if (colon == NULL || (size_t)(colon - addr) >= sizeof(host))
-        return -1;
-    snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
-        return -1;
-    int fd = socket(ai->ai_family, SOCK_STREAM, 0);
-    struct timeval tv = {.tv_sec = 5};
-    bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
-              connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
-    freeaddrinfo(ai);
-    static const char rq[] = "GET /metrics HTTP/1.0\r\nHost: metrics\r\n\r\n";
-    ok = ok && write(fd, rq, sizeof(rq) - 1) == (ssize_t)(sizeof(rq) - 1);
-    size_t cap = 1 << 20, len = 0;
-    char *buf = ok ? malloc(cap) : NULL;
-    ssize_t n;
-    while (buf && len < cap - 1 && (n = read(fd, buf + len, cap - len - 1)) > 0)
-        len += (size_t)n;
-    if (fd >= 0)
-        close(fd);
-    if (buf == NULL)
-        return -1;
-    buf[len] = '\0';
-    /* Sample lines: "name value" or "name{labels} value", each after a
-     * newline (the body follows the HTTP header's blank line). */
-    size_t nlen = strlen(name);
-    double sum = 0;
-    bool found = false;
-    for (const char *p = buf; (p = strstr(p, name)) != NULL; p += nlen) {
-        if (p == buf || p[-1] != '\n' || (p[nlen] != ' ' && p[nlen] != '{'))
-            continue;
-        const char *v = p + nlen;
-        if (*v == '{' && (v = strchr(v, '}')) != NULL)
-            v++;
-        if (v == NULL || *v != ' ')
-            continue;
-        sum += strtod(v + 1, NULL);
-        found = true;
-    }
-    free(buf);
-    return found ? sum : -1;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rpc/addr.h"
 #include "rpc/log.h"
 
 #define REDIS__BACKOFF_MIN_MS 100
@@ -63,22 +64,8 @@ int64_t rpc_redis_event_channel_account(const char *channel, size_t len)
 
 int rpc_redis_parse_addr(const char *addr, char *host, size_t hostlen, int *port)
 {
-    const char *colon = strrchr(addr, ':');
-    size_t n = colon ? (size_t)(colon - addr) : strlen(addr);
-    if (n == 0 || n >= hostlen)
-        return -1;
-    memcpy(host, addr, n);
-    host[n] = '\0';
-    *port = 6379;
-    if (colon) {
-        char *end;
-        errno = 0;
-        long p = strtol(colon + 1, &end, 10);
-        if (end == colon + 1 || *end || errno || p <= 0 || p > 65535)
-            return -1;
-        *port = (int)p;
-    }
-    return 0;
+    /* Port 0 means "any free port" to a listener; a client cannot use it. */
+    return rpc_addr_split(addr, 6379, host, hostlen, port) == 0 && *port > 0 ? 0 : -1;
 }
 
 static int64_t redis__now_ms(void)

@@ -19,7 +19,6 @@
  * sends), which tells a steady 1,000/s from bursts after the bench itself
  * was descheduled on a busy machine.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -30,10 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procstat.h"
 #include "rpc/arena.h"
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "scrabble/v1/store.pb-c.h"
+#include "scrape.h"
 
 typedef struct bench_game {
     int64_t id;
@@ -73,63 +74,24 @@ static double scraped(bench *b, const char *name)
 {
     char addr[32];
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", b->metrics_port);
-    return metrics_scrape_sum(addr, name);
+    return scrape_metric_sum(addr, name);
 }
 
-/* CPU ticks of a process and, with children, of its direct children
- * (Postgres backends are children of the postmaster; the postmaster's
- * cutime/cstime cover the ones that already exited). */
-static long long proc_ticks(int pid, bool self_children)
+/* CPU ticks of a process (loadtest's /proc reader). */
+static long long proc_ticks(int pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    /* After ") ": state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17) */
-    long long v[20] = {0};
-    int field = 3;
-    for (char *tok = strtok(p + 2, " "); tok && field <= 17; tok = strtok(NULL, " "), field++)
-        v[field] = atoll(tok);
-    return v[14] + v[15] + (self_children ? v[16] + v[17] : 0);
+    uint64_t ticks;
+    double rss;
+    return lt_proc_read(pid, false, &ticks, &rss) == 0 ? (long long)ticks : 0;
 }
 
-static int proc_ppid(int pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    int ppid = -1;
-    if (p)
-        sscanf(p + 2, "%*c %d", &ppid);
-    return ppid;
-}
-
+/* CPU ticks of the postmaster and its backends, live (its direct children)
+ * and exited (its cutime/cstime). */
 static long long pg_ticks(int postmaster)
 {
-    long long t = proc_ticks(postmaster, true);
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        int pid = atoi(e->d_name);
-        if (pid > 0 && proc_ppid(pid) == postmaster)
-            t += proc_ticks(pid, false);
-    }
-    if (d)
-        closedir(d);
-    return t;
+    uint64_t ticks;
+    double rss;
+    return lt_proc_read(postmaster, true, &ticks, &rss) == 0 ? (long long)ticks : 0;
 }
 
 static void on_reply(void *arg, const rpc_status *st, ProtobufCMessage *reply)
@@ -394,7 +356,7 @@ int main(int argc, char **argv)
     double bat0 = scraped(&b, "store_batches_total");
     double csum0 = scraped(&b, "store_commit_seconds_sum"),
            ccnt0 = scraped(&b, "store_commit_seconds_count");
-    long long pg0 = pg_ticks(b.pg_pid), svc0 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
+    long long pg0 = pg_ticks(b.pg_pid), svc0 = b.svc_pid ? proc_ticks(b.svc_pid) : 0;
     int64_t t0 = now_ns();
     pthread_mutex_lock(&b.mu);
     b.measuring = true;
@@ -404,7 +366,7 @@ int main(int argc, char **argv)
     b.measuring = false;
     pthread_mutex_unlock(&b.mu);
     double elapsed = (now_ns() - t0) / 1e9;
-    long long pg1 = pg_ticks(b.pg_pid), svc1 = b.svc_pid ? proc_ticks(b.svc_pid, false) : 0;
+    long long pg1 = pg_ticks(b.pg_pid), svc1 = b.svc_pid ? proc_ticks(b.svc_pid) : 0;
     double tx = scraped(&b, "store_tx_total") - tx0,
            ops = scraped(&b, "store_batch_ops_total") - ops0;
     double batches = scraped(&b, "store_batches_total") - bat0;

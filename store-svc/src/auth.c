@@ -1,14 +1,7 @@
 /*
- * auth.c — password hashes and session tokens.
- *
- * Passwords: PBKDF2-HMAC-SHA256 (OpenSSL), a 16-byte random salt per
- * account, a 32-byte key, stored as
- * "pbkdf2-sha256$<iterations>$<salt hex>$<key hex>" so the cost can be
- * raised later without invalidating old hashes.
- *
- * Tokens: 32 random bytes as 64 lower-case hex characters. Only
- * SHA-256(token) as lower-case hex is stored, so a leaked sessions table
- * does not hand out sessions, and a seeder can compute the hash itself.
+ * auth.c — password hashes and session tokens: the formats are described
+ * in store/auth.h. Built alone as the `store_auth` library, which store-svc
+ * and `loadtest seed` both link.
  */
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -18,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "store/auth.h"
 
 #define STORE__SALT_LEN 16
 #define STORE__KEY_LEN 32
@@ -62,11 +55,11 @@ int store_token_new(char *token, char *token_hash)
 {
     unsigned char raw[32];
     if (RAND_bytes(raw, sizeof(raw)) != 1)
-        return STORE_ERROR;
+        return -1;
     store__hex(raw, sizeof(raw), token);
     store_sha256_hex(token, 64, token_hash);
     OPENSSL_cleanse(raw, sizeof(raw));
-    return STORE_OK;
+    return 0;
 }
 
 int store_password_hash(const char *password, int iterations, char *out, size_t outlen)
@@ -74,15 +67,15 @@ int store_password_hash(const char *password, int iterations, char *out, size_t 
     unsigned char salt[STORE__SALT_LEN], key[STORE__KEY_LEN];
     char salt_hex[2 * STORE__SALT_LEN + 1], key_hex[2 * STORE__KEY_LEN + 1];
     if (RAND_bytes(salt, sizeof(salt)) != 1)
-        return STORE_ERROR;
+        return -1;
     if (PKCS5_PBKDF2_HMAC(password, (int)strlen(password), salt, sizeof(salt), iterations,
                           EVP_sha256(), sizeof(key), key) != 1)
-        return STORE_ERROR;
+        return -1;
     store__hex(salt, sizeof(salt), salt_hex);
     store__hex(key, sizeof(key), key_hex);
     OPENSSL_cleanse(key, sizeof(key));
     int n = snprintf(out, outlen, "pbkdf2-sha256$%d$%s$%s", iterations, salt_hex, key_hex);
-    return (n > 0 && (size_t)n < outlen) ? STORE_OK : STORE_ERROR;
+    return (n > 0 && (size_t)n < outlen) ? 0 : -1;
 }
 
 int store_password_verify(const char *password, const char *stored)

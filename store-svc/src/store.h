@@ -24,6 +24,7 @@
 #include "rpc/rpc.h"
 #include "rpc/status.h"
 #include "rpc/trace.h"
+#include "store/auth.h"
 
 /* Return codes of store functions. */
 enum {
@@ -339,15 +340,9 @@ int store_handle_fold(const char *in, char *folded, size_t len);
 /* ------------------------------------------------------------------ */
 /* Passwords and tokens (auth.c)                                       */
 
-/* Writes a new PBKDF2 hash string into out (>= 160 bytes). */
-int store_password_hash(const char *password, int iterations, char *out, size_t outlen);
-/* 1 when password matches the stored hash, 0 when not, -1 on a malformed
- * stored hash. */
-int store_password_verify(const char *password, const char *stored);
-/* A new bearer token (64 lower-case hex chars of 32 random bytes) and its
- * hash (64 hex chars of SHA-256(token)). Buffers >= 65 bytes. */
-int store_token_new(char *token, char *token_hash);
-void store_sha256_hex(const void *p, size_t n, char out[65]);
+/* store/auth.h (the store_auth library): store_password_hash,
+ * store_password_verify, store_token_new, store_sha256_hex. Their 0 / -1
+ * are STORE_OK / STORE_ERROR. */
 
 /* ------------------------------------------------------------------ */
 /* Page tokens (pagetoken.c): pure.                                    */

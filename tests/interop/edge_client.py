@@ -147,6 +147,35 @@ class Edge:
         return Subscription(self, after_event_id=after_event_id)
 
 
+PASSWORD = "correct horse battery"
+
+
+def expect_error(code, reason, fn, *a, **kw):
+    """Runs fn(*a, **kw), which must fail with status `code` and, unless
+    reason is None, exactly the scrabble-reason `reason`. Returns the
+    CallError."""
+    try:
+        fn(*a, **kw)
+    except CallError as e:
+        assert e.code == code, f"want {code.name} {reason}, got {e}"
+        if reason is not None:
+            assert e.reason == reason, f"want reason {reason}, got {e}"
+        return e
+    raise AssertionError(f"want {code.name} {reason}, the call succeeded")
+
+
+def new_player(target, prefix="p", password=PASSWORD):
+    """Registers a fresh handle (prefix + 8 hex digits) and returns an Edge
+    on its own connection holding the token, with .account_id and
+    .handle."""
+    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
+    e = Edge(target)
+    r = e.call("Register", handle=handle, password=password)
+    assert r.account_id > 0 and r.token, r
+    e.token, e.account_id, e.handle = r.token, r.account_id, handle
+    return e
+
+
 class Subscription:
     """An open Subscribe stream whose events a thread puts on a queue."""
 
@@ -194,26 +223,6 @@ class Subscription:
 
 # ---- test helpers shared by the integration tests ---------------------------
 
-def new_player(target, prefix, password="correct horse battery"):
-    """Registers a fresh account (handle: prefix + 8 hex digits) and returns
-    an Edge carrying its token, with account_id and handle set."""
-    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
-    e = Edge(target)
-    r = e.call("Register", handle=handle, password=password)
-    e.token, e.account_id, e.handle = r.token, r.account_id, handle
-    return e
-
-
-def expect_error(code, reason, fn, *a, **kw):
-    """Calls fn, which must fail with `code` and `reason`; returns the error."""
-    try:
-        fn(*a, **kw)
-    except CallError as e:
-        assert e.code == code and e.reason == reason, f"want {code.name} {reason}, got {e.code.name} {e.reason}"
-        return e
-    raise AssertionError(f"want {code.name} {reason}, call succeeded")
-
-
 def poll(what, fn, timeout=30):
     """fn() until it returns something true (returned), at most timeout s."""
     deadline = time.time() + timeout
@@ -226,34 +235,40 @@ def poll(what, fn, timeout=30):
 
 
 def run_tests(tests, benches=()):
-    """Runs the tests named on the command line (all tests when none; a
-    bench only when named), prints ok/FAIL per test and a summary, exits 1
-    on any failure."""
+    """The main of a test script: runs the tests named on the command line
+    (all tests when none; a bench only when named), prints ok/FAIL per test
+    with the traceback of each failure and a summary, exits 1 on any
+    failure. An entry is a function (named by its __name__) or a (name,
+    function) pair."""
+    def named(t):
+        return t if isinstance(t, tuple) else (t.__name__, t)
     want = set(sys.argv[1:])
     passed = failed = 0
-    for t in list(tests) + list(benches):
-        if (want and t.__name__ not in want) or (not want and t in benches):
+    bench_names = {named(b)[0] for b in benches}
+    for name, fn in [named(t) for t in list(tests) + list(benches)]:
+        if (want and name not in want) or (not want and name in bench_names):
             continue
         t0 = time.time()
         try:
-            t()
+            fn()
             passed += 1
-            print(f"ok   {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
+            print(f"ok   {name} ({time.time() - t0:.1f}s)", flush=True)
         except Exception:
             failed += 1
-            print(f"FAIL {t.__name__}", flush=True)
+            print(f"FAIL {name}", flush=True)
             traceback.print_exc()
     print(f"{passed} passed, {failed} failed", flush=True)
     sys.exit(1 if failed else 0)
 
 
-def metric(port, name):
-    """Sum of a Prometheus metric's samples on 127.0.0.1:port/metrics."""
+def metric(port, name, labels=""):
+    """Sum of a Prometheus metric's samples on 127.0.0.1:port/metrics whose
+    label text contains `labels`; None when there is no such sample."""
     body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
     total, seen = 0.0, False
     for line in body.splitlines():
         m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)", line)
-        if m and m.group(1) == name:
+        if m and m.group(1) == name and labels in (m.group(2) or ""):
             total += float(m.group(3))
             seen = True
     return total if seen else None

@@ -58,10 +58,7 @@ typedef struct metrics_http_limits {
 int metrics_serve_limited(metrics_registry *r, const char *listen, const metrics_http_limits *lim,
                           char *err, size_t errlen);
 
-/* The reading side, for tests and benchmarks: GET http://addr/metrics
- * ("host:port") and the sum of every sample of metric `name`, unlabelled
- * or with any labels. -1 when the endpoint does not answer (5 s at most)
- * or has no such sample. */
-double metrics_scrape_sum(const char *addr, const char *name);
+/* The reading side, for tests and benchmarks only, is not part of the
+ * runtime: tests/support/scrape.h. */
 
 #endif

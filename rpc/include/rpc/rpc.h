@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rpc/addr.h"
 #include "rpc/arena.h"
 #include "rpc/status.h"
 
@@ -259,10 +260,7 @@ ProtobufCMessage *rpc_call_decode(rpc_call *call);
 /* The client's address without the port ("127.0.0.1", "::1"), copied into
  * the call's arena; "" when the core does not know it. */
 const char *rpc_call_peer_address(rpc_call *call);
-/* The pure part of it: the host of a core peer string ("ipv4:1.2.3.4:5",
- * "ipv6:[::1]:5", "ipv6:%5B::1%5D:5") into out (NUL-terminated); returns
- * its length, 0 (and "") when it does not fit or cannot be read. */
-size_t rpc_peer_host(const char *peer, char *out, size_t outlen);
+/* Its pure part is rpc_peer_host (rpc/addr.h). */
 /* The call's trace context (rpc/trace.h); ->on is false when tracing is
  * off. Valid while the call lives. */
 const struct rpc_trace *rpc_call_trace(rpc_call *call);

@@ -9,22 +9,16 @@ source address, so the penalty box they earn never touches the
 well-behaved client on 127.0.0.1. No timed assertions: waits are bounded,
 figures are printed.
 """
-import json
 import os
 import socket
-import subprocess
 import sys
-import threading
 import time
 import traceback
 import urllib.request
-import uuid
-
-import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
+import abuse_harness as ah  # noqa: E402
 import edge_client as ec  # noqa: E402
-from edge_client import CallError, Edge  # noqa: E402
 
 TARGET = "127.0.0.1:" + os.environ["GATEWAY_PORT"]
 MPORT = int(os.environ["GATEWAY_METRICS_PORT"])
@@ -37,29 +31,20 @@ RESOURCE_EXHAUSTED = "8"
 
 
 def attack(target, *args, timeout=120):
-    out = subprocess.run([sys.executable, ATTACK, "--target", target, *args], capture_output=True,
-                         text=True, timeout=timeout)
-    assert out.returncode == 0, f"h2_attack.py failed: {out.stderr[-2000:]}"
-    r = json.loads(out.stdout)
+    r = ah.attack(target, *args, timeout=timeout, script=ATTACK)
     print("#   attacker:", {k: v for k, v in r.items() if k != "conns"})
     return r
 
 
 def attack_bg(target, *args):
-    return subprocess.Popen([sys.executable, ATTACK, "--target", target, *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return ah.attack_bg(target, *args, script=ATTACK)
 
 
 def metric(port, name):
     return ec.metric(port, name) or 0
 
 
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+rss_kb = ah.rss_kb
 
 
 def asan(pid):
@@ -67,56 +52,8 @@ def asan(pid):
         return "libasan" in f.read()
 
 
-def new_player(prefix):
-    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
-    e = Edge(TARGET)
-    r = e.call("Register", handle=handle, password="correct horse battery")
-    e.token, e.account_id, e.handle = r.token, r.account_id, handle
-    return e
-
-
-class GoodClient(threading.Thread):
-    """A well-behaved player on 127.0.0.1: GetState on its game in a loop,
-    every call with a 5 s deadline; records each call's end time and
-    outcome."""
-
-    def __init__(self):
-        super().__init__(daemon=True)
-        a, b = new_player("good"), new_player("peer")
-        inv = a.call("Invite", invitee_handles=[b.handle])
-        r = b.call("RespondInvitation", invitation_id=inv.invitation_id, accept=True)
-        self.edge, self.game_id = a, r.game_id
-        self.stop = threading.Event()
-        self.results = []  # (t_end, ok, latency_s, error)
-        self.lock = threading.Lock()
-
-    def run(self):
-        n = 0
-        while not self.stop.is_set() and n < 100000:
-            n += 1
-            t0 = time.monotonic()
-            try:
-                self.edge.call("GetState", game_id=self.game_id, timeout=5)
-                ok, err = True, None
-            except CallError as e:
-                ok, err = False, f"{e.code.name} {e.reason} {e.details}"
-            t1 = time.monotonic()
-            with self.lock:
-                self.results.append((t1, ok, t1 - t0, err))
-            time.sleep(0.005)
-
-    def between(self, t0, t1):
-        with self.lock:
-            return [r for r in self.results if t0 <= r[0] <= t1]
-
-    def finish(self):
-        self.stop.set()
-        self.join(10)
-
-
 def p99_ms(rs):
-    lat = sorted(r[2] for r in rs)
-    return round(lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, 1) if lat else None
+    return round(ah.latency_ms(rs, 0.99), 1) if rs else None
 
 
 GOOD = None
@@ -125,12 +62,12 @@ GOOD = None
 def good_client():
     global GOOD
     if GOOD is None:
-        GOOD = GoodClient()
+        GOOD = ah.GoodClient(TARGET)
         GOOD.start()
         deadline = time.monotonic() + 10
         while not GOOD.results and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert GOOD.results and GOOD.results[-1][1], f"good client never served: {GOOD.results[-1:]}"
+        assert GOOD.results and GOOD.results[-1].ok, f"good client never served: {GOOD.results[-1:]}"
     return GOOD
 
 
@@ -139,11 +76,11 @@ def assert_good_served(t0, t1):
     # call that ends after the attack too (bounded wait, not a timing).
     g = good_client()
     deadline = time.monotonic() + 15
-    while not g.between(t1, deadline) and time.monotonic() < deadline:
+    while not g.ended_between(t1, deadline) and time.monotonic() < deadline:
         time.sleep(0.02)
-    after = g.between(t1, deadline)[:1]
-    rs = g.between(t0, t1) + after
-    bad = [r for r in rs if not r[1]]
+    after = g.ended_between(t1, deadline)[:1]
+    rs = g.ended_between(t0, t1) + after
+    bad = [r for r in rs if not r.ok]
     assert rs, "the good client finished no call during the attack"
     assert not bad, f"good client failed during the attack: {bad[:3]}"
     print(f"#   good client: {len(rs)} GetState calls during the attack (and the first after), "

@@ -24,8 +24,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
-import urllib.request
 import uuid
 from concurrent import futures
 
@@ -33,7 +31,7 @@ import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
 import edge_client as ec  # noqa: E402
-from edge_client import CallError, Edge, common_pb2, edge_pb2  # noqa: E402
+from edge_client import CallError, Edge, common_pb2, edge_pb2, expect_error  # noqa: E402
 
 GW_PORT = int(os.environ["GATEWAY_PORT"])
 TARGET = f"127.0.0.1:{GW_PORT}"
@@ -80,15 +78,6 @@ def dense(prefix, entry, size=4 * MiB - 64):
 
 # ---- clients -------------------------------------------------------------------
 
-def expect_error(code, reason, fn, *a, **kw):
-    try:
-        fn(*a, **kw)
-    except CallError as e:
-        assert e.code == code, f"want {code.name} {reason}, got {e}"
-        if reason is not None:
-            assert e.reason == reason, f"want reason {reason}, got {e}"
-        return e
-    raise AssertionError(f"want {code.name} {reason}, call succeeded")
 
 
 def cert(name):
@@ -190,14 +179,8 @@ def new_game(a, b):
 
 
 def metric(port, name, labels=""):
-    """Sum of a metric's samples whose labels contain `labels`."""
-    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    total = 0.0
-    for line in body.splitlines():
-        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)", line)
-        if m and m.group(1) == name and labels in (m.group(2) or ""):
-            total += float(m.group(3))
-    return total
+    """Sum of a metric's samples whose labels contain `labels`; 0 when none."""
+    return ec.metric(port, name, labels) or 0.0
 
 
 def rss_mb(name):
@@ -549,8 +532,6 @@ def test_unknown_handle_runs_kdf():
 
 
 def main():
-    only = sys.argv[1:]
-    failures = 0
     plan = [
         ("auth_before_decode", test_auth_before_decode),
         ("dense_messages", test_dense_messages),
@@ -561,19 +542,7 @@ def main():
         ("login_backoff", test_login_backoff),
         ("unknown_handle_runs_kdf", test_unknown_handle_runs_kdf),
     ]
-    for name, fn in plan:
-        if only and name not in only:
-            continue
-        t0 = time.time()
-        try:
-            fn()
-            print(f"PASS {name} ({time.time() - t0:.1f}s)", flush=True)
-        except Exception:
-            failures += 1
-            print(f"FAIL {name}", flush=True)
-            traceback.print_exc()
-    print(f"{failures} failure(s)")
-    sys.exit(1 if failures else 0)
+    ec.run_tests(plan)
 
 
 if __name__ == "__main__":

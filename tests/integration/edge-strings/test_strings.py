@@ -12,13 +12,12 @@ must still be served.
 import os
 import subprocess
 import sys
-import time
-import traceback
 import uuid
 
 import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
+import edge_client as ec  # noqa: E402
 from edge_client import Edge, common_pb2, edge_pb2, expect_error  # noqa: E402
 from google.protobuf import descriptor as pbd  # noqa: E402
 
@@ -35,11 +34,7 @@ def psql(sql):
 
 
 def new_player(prefix="p"):
-    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
-    e = Edge(TARGET)
-    r = e.call("Register", handle=handle, password=PASSWORD)
-    e.token, e.account_id, e.handle = r.token, r.account_id, handle
-    return e
+    return ec.new_player(TARGET, prefix, PASSWORD)
 
 
 def still_served(e):
@@ -283,8 +278,6 @@ def test_pre_broken_game():
 
 
 def main():
-    only = sys.argv[1:]
-    failures = 0
     plan = [
         ("every_string_field", test_every_string_field),
         ("gate_after_auth", test_gate_after_auth),
@@ -295,19 +288,7 @@ def main():
         ("draft_squares", test_draft_squares),
         ("pre_broken_game", test_pre_broken_game),
     ]
-    for name, fn in plan:
-        if only and name not in only:
-            continue
-        t0 = time.time()
-        try:
-            fn()
-            print(f"PASS {name} ({time.time() - t0:.1f}s)", flush=True)
-        except Exception:
-            failures += 1
-            print(f"FAIL {name}", flush=True)
-            traceback.print_exc()
-    print(f"{failures} failure(s)")
-    sys.exit(1 if failures else 0)
+    ec.run_tests(plan)
 
 
 if __name__ == "__main__":

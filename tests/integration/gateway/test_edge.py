@@ -12,14 +12,13 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 import uuid
 
 import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
 import edge_client as ec  # noqa: E402
-from edge_client import CallError, Edge, common_pb2, edge_pb2  # noqa: E402
+from edge_client import CallError, Edge, common_pb2, edge_pb2, expect_error  # noqa: E402
 
 TARGET = "127.0.0.1:" + os.environ["GATEWAY_PORT"]
 MPORT = int(os.environ["GATEWAY_METRICS_PORT"])
@@ -32,24 +31,10 @@ ET = common_pb2
 OK = grpc.StatusCode
 
 
-def expect_error(code, reason, fn, *a, **kw):
-    try:
-        fn(*a, **kw)
-    except CallError as e:
-        assert e.code == code, f"want {code.name}, got {e}"
-        if reason is not None:
-            assert e.reason == reason or e.reason.startswith(reason), f"want reason {reason}, got {e}"
-        return e
-    raise AssertionError(f"want {code.name} {reason}, call succeeded")
 
 
 def new_player(prefix):
-    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
-    e = Edge(TARGET)
-    r = e.call("Register", handle=handle, password="correct horse battery")
-    assert r.account_id > 0 and r.token, r
-    e.token, e.account_id, e.handle = r.token, r.account_id, handle
-    return e
+    return ec.new_player(TARGET, prefix)
 
 
 def subscribers():
@@ -357,8 +342,6 @@ def test_downstream_down():
 
 
 def main():
-    only = sys.argv[1:]
-    failures = 0
     state = {}
     plan = [
         ("full_game", lambda: state.update(game=test_full_game())),
@@ -371,19 +354,7 @@ def main():
         ("slow_consumer", test_slow_consumer),
         ("downstream_down", test_downstream_down),  # last: kills an instance
     ]
-    for name, fn in plan:
-        if only and name not in only:
-            continue
-        t0 = time.time()
-        try:
-            fn()
-            print(f"PASS {name} ({time.time() - t0:.1f}s)", flush=True)
-        except Exception:
-            failures += 1
-            print(f"FAIL {name}", flush=True)
-            traceback.print_exc()
-    print(f"{failures} failure(s)")
-    sys.exit(1 if failures else 0)
+    ec.run_tests(plan)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@
 #include "rpc/rpc.h"
 #include "../lib/it_identity.h"
 #include "scrabble/v1/store.pb-c.h"
+#include "scrape.h"
 
 /* One channel per identity that store-svc grants methods to; calls go out
  * on the identity the method belongs to (store__allow in
@@ -198,7 +199,7 @@ static double metric_scraped(const char *name)
 {
     char addr[32];
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", g_metrics_port);
-    double v = metrics_scrape_sum(addr, name);
+    double v = scrape_metric_sum(addr, name);
     if (v < 0)
         fail_msg("metric %s not found", name);
     return v;

@@ -22,6 +22,7 @@
 #include "scrabble/v1/edge.pb-c.h"
 #include "netpolicy.h"
 #include "stats.h"
+#include "timers.h"
 
 static void test_hist_exact_region_and_geometry(void **state)
 {
@@ -364,6 +365,43 @@ static void test_ghz_opts_refused(void **state)
     assert_int_equal(ghz_parse(&o, "-z 0 127.0.0.1:1", err, sizeof err), 0); /* 0 needs no unit */
 }
 
+/* The run's timer heap: pops in time order whatever order the timers were
+ * set in, a re-set moves a timer, a cancel removes it, nothing fires early. */
+static void test_timers(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    lt_timers h;
+    lt_timer t[N];
+    assert_int_equal(lt_timers_init(&h, N), 0);
+    assert_true(lt_timers_next(&h) == UINT64_MAX);
+    for (int i = 0; i < N; i++) {
+        lt_timer_init(&t[i]);
+        lt_timers_set(&h, &t[i], (uint64_t)((i * 37) % N) + 100);
+    }
+    lt_timers_set(&h, &t[0], 1000); /* moved later */
+    lt_timers_set(&h, &t[1], 50);   /* moved earliest */
+    lt_timers_cancel(&h, &t[2]);    /* gone */
+    lt_timers_cancel(&h, &t[2]);    /* twice is nothing */
+    assert_true(lt_timers_next(&h) == 50);
+    assert_null(lt_timers_pop_due(&h, 49));
+    assert_ptr_equal(lt_timers_pop_due(&h, 50), &t[1]);
+    assert_int_equal(t[1].idx, -1);
+    uint64_t last = 0;
+    int popped = 0;
+    lt_timer *x;
+    while ((x = lt_timers_pop_due(&h, 999)) != NULL) {
+        assert_true(x->at >= last && x->at <= 999);
+        assert_true(x != &t[0] && x != &t[2]);
+        last = x->at;
+        popped++;
+    }
+    assert_int_equal(popped, N - 3);
+    assert_ptr_equal(lt_timers_pop_due(&h, 1000), &t[0]);
+    assert_null(lt_timers_pop_due(&h, UINT64_MAX));
+    lt_timers_free(&h);
+}
+
 /* Loopback always; private networks only with the opt-in; public never.
  * Literals and localhost only: no test depends on a resolver. */
 static void test_netpolicy(void **state)
@@ -429,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_jsonw),
         cmocka_unit_test(test_ghz_opts),
         cmocka_unit_test(test_ghz_opts_refused),
+        cmocka_unit_test(test_timers),
         cmocka_unit_test(test_netpolicy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

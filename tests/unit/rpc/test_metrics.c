@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "rpc/metrics.h"
+#include "scrape.h"
 
 static char *render(metrics_registry *r)
 {
@@ -329,7 +330,7 @@ static void test_serve_bad_addresses(void **state)
     metrics_registry_destroy(r);
 }
 
-/* metrics_scrape_sum reads what metrics_serve serves: an unlabelled
+/* scrape_metric_sum reads what metrics_serve serves: an unlabelled
  * sample, the sum over label sets, never a histogram's _bucket/_sum lines
  * or a HELP line; -1 for a metric that is absent or an endpoint that does
  * not answer. */
@@ -348,14 +349,14 @@ static void test_scrape_sum(void **state)
     if (port < 0)
         fail_msg("metrics_serve: %s", err);
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-    assert_true(metrics_scrape_sum(addr, "t_plain_total") == 7);
-    assert_true(metrics_scrape_sum(addr, "t_calls_total") == 7);
-    assert_true(metrics_scrape_sum(addr, "t_calls_count") == 1);
-    assert_true(metrics_scrape_sum(addr, "t_absent") == -1);
-    assert_true(metrics_scrape_sum(addr, "t_plain") == -1); /* a prefix is not a name */
+    assert_true(scrape_metric_sum(addr, "t_plain_total") == 7);
+    assert_true(scrape_metric_sum(addr, "t_calls_total") == 7);
+    assert_true(scrape_metric_sum(addr, "t_calls_count") == 1);
+    assert_true(scrape_metric_sum(addr, "t_absent") == -1);
+    assert_true(scrape_metric_sum(addr, "t_plain") == -1); /* a prefix is not a name */
     metrics_registry_destroy(r);
-    assert_true(metrics_scrape_sum(addr, "t_plain_total") == -1); /* endpoint gone */
-    assert_true(metrics_scrape_sum("no-port", "t_plain_total") == -1);
+    assert_true(scrape_metric_sum(addr, "t_plain_total") == -1); /* endpoint gone */
+    assert_true(scrape_metric_sum("no-port", "t_plain_total") == -1);
 }
 
 int main(void)
