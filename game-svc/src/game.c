@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,6 +21,11 @@ int64_t game_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t game_clock_now(game_svc *svc)
+{
+    return game_now_ms() + atomic_load_explicit(&svc->clock_offset_ms, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------ */
@@ -211,21 +217,29 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     if (e->g.seq != rec->seq)
         log_warn("replay_seq_mismatch", "game=%lld replayed=%lld stored=%lld",
                  (long long)e->game_id, (long long)e->g.seq, (long long)rec->seq);
+    game_clock_from_record(e, rec);
+    bool finished = rec->status == SCRABBLE__V1__GAME_STATUS__GAME_STATUS_FINISHED;
     for (size_t s = 0; s < rec->n_seats; s++) {
         const Scrabble__V1__Seat *seat = rec->seats[s];
-        if (seat->seat >= 0 && seat->seat < e->g.nseats &&
+        if (!finished && seat->seat >= 0 && seat->seat < e->g.nseats &&
             seat->score != e->g.seats[seat->seat].score)
             log_warn("replay_score_mismatch", "game=%lld seat=%d replayed=%d stored=%d",
                      (long long)e->game_id, seat->seat, e->g.seats[seat->seat].score, seat->score);
     }
-    /* Ended without a move (an administrator's FinishGame). */
-    if (rec->status == SCRABBLE__V1__GAME_STATUS__GAME_STATUS_FINISHED &&
-        e->g.status == GAME_STATUS_ACTIVE) {
-        e->g.status = GAME_STATUS_FINISHED;
-        e->g.end_reason = (int)rec->end_reason;
+    /* A finished game's record is its result: ended without a move (on time,
+     * or an administrator's FinishGame), or with overtime penalties that no
+     * move carries. */
+    if (finished) {
+        if (e->g.status == GAME_STATUS_ACTIVE) {
+            e->g.status = GAME_STATUS_FINISHED;
+            e->g.end_reason = (int)rec->end_reason;
+        }
         e->g.nwinners = 0;
         for (size_t i = 0; i < rec->n_winners && i < GAME_MAX_SEATS; i++)
             e->g.winners[e->g.nwinners++] = rec->winners[i];
+        for (size_t s = 0; s < rec->n_seats; s++)
+            if (rec->seats[s]->seat >= 0 && rec->seats[s]->seat < e->g.nseats)
+                e->g.seats[rec->seats[s]->seat].score = rec->seats[s]->score;
     }
     e->announced = e->g.seq > 0;
     return 0;
@@ -237,7 +251,10 @@ static void game__fail_waiters(game_svc *svc, game_entry *e, game_op *w, const r
 {
     while (w) {
         game_op *n = w->next;
-        rpc_call_fail_status(w->call, st);
+        if (w->call)
+            rpc_call_fail_status(w->call, st);
+        else /* the deadline poller's: it tries again after its lease */
+            rpc_arena_destroy(w->arena);
         game_cache_release(svc->cache, e);
         w = n;
     }
@@ -302,6 +319,21 @@ static void game__load_fail(game__load *ld, const rpc_status *st)
     game__fail_waiters(svc, e, w, &fail);
 }
 
+void game_reload(game_svc *svc, game_entry *e)
+{
+    game__load_start(svc, e, true);
+}
+
+void game_rerun(game_svc *svc, game_entry *e, game_op *op)
+{
+    game__after af = {0};
+    pthread_mutex_lock(&e->mu);
+    game__run_one(svc, e, op, &af);
+    game__drain(svc, e, &af);
+    pthread_mutex_unlock(&e->mu);
+    game__finish_after(svc, e, &af);
+}
+
 /* ------------------------------------------------------------------ */
 /* Dispatch                                                            */
 
@@ -318,7 +350,11 @@ void game_dispatch(game_svc *svc, int64_t game_id, game_op *op)
     op->game_id = game_id;
     game_entry *e = game_cache_acquire(svc->cache, game_id, &created);
     if (!e) {
-        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        if (op->call)
+            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
+                          "out of memory");
+        else
+            rpc_arena_destroy(op->arena);
         return;
     }
     op->entry = e;
@@ -362,14 +398,30 @@ static void game__event_init(Scrabble__V1__Event *ev, const game_entry *e, int t
     ev->at_ms = game_now_ms();
 }
 
-/* After a committed move (e->mu held, e->g already the new state). The
- * events are packed into the publisher's queue at once; `a` is scratch. */
-static void game__publish_move(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a)
+/* The clocks and deadline of e as of now, on a game event. */
+static void game__event_time(game_svc *svc, Scrabble__V1__Event *ev, const game_entry *e,
+                             rpc_arena *a)
+{
+    Scrabble__V1__GameState tmp = SCRABBLE__V1__GAME_STATE__INIT;
+    game_view_time(a, &tmp, e, game_clock_now(svc));
+    ev->clock_ms = tmp.clock_ms;
+    ev->n_clock_ms = tmp.n_clock_ms;
+    ev->deadline_ms = tmp.deadline_ms;
+}
+
+/* After a committed move (e->mu held, e->g already the new state) or a
+ * timeout (m NULL; from = the seat that ran out). The events are packed
+ * into the publisher's queue at once; `a` is scratch. */
+void game_publish_over(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a)
 {
     const game_state *g = &e->g;
     Scrabble__V1__Event ev;
-    Scrabble__V1__Move *pub = game_view_move(a, m, false);
+    Scrabble__V1__Move *pub = m ? game_view_move(a, m, false) : NULL;
+    int from = m ? m->seat : g->to_move;
+    if (!m)
+        goto over;
     game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_OPPONENT_MOVED);
+    game__event_time(svc, &ev, e, a);
     ev.move = pub;
     ev.from_account_id = m->account_id;
     ev.from_handle = (char *)g->seats[m->seat].handle;
@@ -378,14 +430,23 @@ static void game__publish_move(game_svc *svc, game_entry *e, const game_move *m,
             game_events_publish(svc->events, g->seats[s].account_id, &ev);
     if (g->status == GAME_STATUS_ACTIVE) {
         game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
+        game__event_time(svc, &ev, e, a);
         ev.from_account_id = m->account_id;
         ev.from_handle = (char *)g->seats[m->seat].handle;
         game_events_publish(svc->events, g->seats[g->to_move].account_id, &ev);
     } else {
+    over:
         game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_OVER);
+        game__event_time(svc, &ev, e, a);
         ev.move = pub;
-        ev.from_account_id = m->account_id;
-        ev.from_handle = (char *)g->seats[m->seat].handle;
+        ev.from_account_id = g->seats[from].account_id;
+        ev.from_handle = (char *)g->seats[from].handle;
+        int32_t penalties[GAME_MAX_SEATS];
+        bool any = false;
+        for (int s = 0; s < g->nseats; s++)
+            any |= (penalties[s] = game_clock_penalty(&e->clock, s)) != 0;
+        ev.overtime_penalties = penalties;
+        ev.n_overtime_penalties = any ? (size_t)g->nseats : 0;
         ev.seats = game_view_seats(a, g);
         ev.n_seats = ev.seats ? (size_t)g->nseats : 0;
         int32_t winners[GAME_MAX_SEATS];
@@ -407,7 +468,7 @@ static void game__publish_move(game_svc *svc, game_entry *e, const game_move *m,
  * delete is a delete. */
 static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a)
 {
-    game__publish_move(svc, e, m, a);
+    game_publish_over(svc, e, m, a);
     game_events_del_draft(svc->events, e->game_id, m->account_id);
 }
 
@@ -434,13 +495,30 @@ void game_announce_start(game_svc *svc, game_entry *e)
     inv.game_id = e->game_id;
     inv.lexicon = e->lexicon;
     inv.created_at_ms = e->created_at_ms;
+    Scrabble__V1__TimeControl tc = SCRABBLE__V1__TIME_CONTROL__INIT;
+    tc.kind =
+        (Scrabble__V1__TimeControlKind)(e->clock.tc.kind ? e->clock.tc.kind : GAME_TC_UNTIMED);
+    tc.days_per_move = e->clock.tc.days_per_move;
+    tc.initial_seconds = e->clock.tc.initial_s;
+    tc.increment_seconds = e->clock.tc.increment_s;
+    tc.max_overtime_minutes = e->clock.tc.max_overtime_min;
+    inv.time_control = &tc;
+    int64_t clock_ms[GAME_MAX_SEATS];
+    int nclock =
+        game_clock_view(&e->clock, g->nseats, g->to_move, true, e->clock.turn_started_ms, clock_ms);
     game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_STARTED);
+    ev.clock_ms = clock_ms;
+    ev.n_clock_ms = (size_t)nclock;
+    ev.deadline_ms = e->clock.deadline_ms;
     ev.invitation = &inv;
     ev.from_account_id = g->seats[0].account_id;
     ev.from_handle = (char *)g->seats[0].handle;
     for (int s = 0; s < g->nseats; s++)
         game_events_publish(svc->events, g->seats[s].account_id, &ev);
     game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
+    ev.clock_ms = clock_ms;
+    ev.n_clock_ms = (size_t)nclock;
+    ev.deadline_ms = e->clock.deadline_ms;
     game_events_publish(svc->events, g->seats[g->to_move].account_id, &ev);
     e->announced = true;
 }
@@ -448,7 +526,8 @@ void game_announce_start(game_svc *svc, game_entry *e)
 /* ------------------------------------------------------------------ */
 /* Turns                                                               */
 
-static void game__reply_turn(rpc_call *call, const game_entry *e, const game_move *m, int seat)
+static void game__reply_turn(game_svc *svc, rpc_call *call, const game_entry *e, const game_move *m,
+                             int seat)
 {
     rpc_arena *a = rpc_call_arena(call);
     Scrabble__V1__TurnReply *r =
@@ -459,6 +538,8 @@ static void game__reply_turn(rpc_call *call, const game_entry *e, const game_mov
     }
     r->move = game_view_move(a, m, true);
     r->state = game_view_state(a, e, seat);
+    if (r->state)
+        game_view_time(a, r->state, e, game_clock_now(svc));
     rpc_call_reply(call, &r->base);
 }
 
@@ -482,6 +563,8 @@ static Scrabble__V1__CommitMoveRequest *game__commit_request(rpc_arena *a, const
         scores[s] = n->seats[s].score;
     req->scores = scores;
     req->n_scores = (size_t)n->nseats;
+    if (!(req->clock = game_view_clock_record(a, &op->pending->clock, n->nseats)))
+        return NULL;
     if (n->status == GAME_STATUS_FINISHED) {
         Scrabble__V1__GameFinish *f =
             RPC_ARENA_MSG(a, Scrabble__V1__GameFinish, scrabble__v1__game_finish__init);
@@ -581,7 +664,7 @@ static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
         log_info("turn_retry", "game=%lld seq=%lld republish=1", (long long)e->game_id,
                  (long long)seq);
         game__after_commit(svc, e, m, a);
-        game__reply_turn(op->call, e, m, op->seat);
+        game__reply_turn(svc, op->call, e, m, op->seat);
         return GAME_OP_DONE;
     }
     /* The original reply showed the game as it was then: rebuild that in a
@@ -600,13 +683,14 @@ static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
         return GAME_OP_DONE;
     }
     then->game_id = e->game_id;
+    then->clock.tc = e->clock.tc;
     memcpy(then->lexicon, e->lexicon, sizeof then->lexicon);
     then->invitation_id = e->invitation_id;
     then->created_at_ms = e->created_at_ms;
     then->updated_at_ms = m->at_ms;
     log_info("turn_retry", "game=%lld seq=%lld republish=0 at_seq=%lld", (long long)e->game_id,
              (long long)seq, (long long)e->g.seq);
-    game__reply_turn(op->call, then, m, op->seat);
+    game__reply_turn(svc, op->call, then, m, op->seat);
     return GAME_OP_DONE;
 }
 
@@ -635,6 +719,11 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
                       (long long)g->seq);
         return GAME_OP_DONE;
     }
+    /* The seat to move is out of time: the game ends on time instead, and
+     * this turn gets game_over once the store has recorded that. */
+    int64_t now = game_clock_now(svc);
+    if (g->status == GAME_STATUS_ACTIVE && !op->timeout_tried && game_clock_expired(&e->clock, now))
+        return game_timeout_run(svc, e, op);
     op->pending = rpc_arena_alloc(rpc_call_arena(op->call), sizeof *op->pending);
     if (!op->pending) {
         rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
@@ -646,6 +735,28 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
         rpc_call_fail(op->call, game__rules_code(rc), err.reason, "%s", err.message);
         return GAME_OP_DONE;
     }
+    /* The clock after the turn (clock.h): the elapsed time charged to the
+     * seat to move, the increment to the mover, overtime penalties settled
+     * when the game ends, the next turn's deadline. A game whose clock
+     * never started (made before time controls) starts it now. */
+    game_clock *ck = &op->pending->clock;
+    game_state *n = &op->pending->next_state;
+    int64_t abandon_ms = svc->cfg.abandon_after_us / 1000;
+    *ck = e->clock;
+    if (ck->turn_started_ms <= 0)
+        game_clock_start(ck, g->nseats, g->to_move, now, abandon_ms);
+    game_clock_charge(ck, g->to_move, op->seat, now);
+    if (n->status != GAME_STATUS_ACTIVE) {
+        bool penalised = false;
+        for (int s = 0; s < n->nseats; s++) {
+            int p = game_clock_penalty(ck, s);
+            n->seats[s].score -= p;
+            penalised |= p != 0;
+        }
+        if (penalised)
+            game_rules_finish(n, n->end_reason, -1);
+    }
+    game_clock_next_turn(ck, n->to_move, n->status == GAME_STATUS_ACTIVE, now, abandon_ms);
     Scrabble__V1__CommitMoveRequest *req = game__commit_request(rpc_call_arena(op->call), e, op);
     if (!req) {
         rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
@@ -684,6 +795,7 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
             op->pending->next_state.last.at_ms = cr->move->at_ms;
         }
         e->g = op->pending->next_state;
+        e->clock = op->pending->clock;
         e->updated_at_ms = op->pending->move.at_ms;
         if (game_cache_append_move(svc->cache, e, &op->pending->move) != 0)
             log_error("history_oom", "game=%lld seq=%lld", (long long)game_id,
@@ -693,7 +805,7 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
         game__after_commit(svc, e, &op->pending->move, rpc_call_arena(call));
         if (e->g.status == GAME_STATUS_FINISHED)
             game_cache_demote(svc->cache, e);
-        game__reply_turn(call, e, &op->pending->move, op->seat); /* op is gone after this */
+        game__reply_turn(svc, call, e, &op->pending->move, op->seat); /* op is gone after this */
         game__drain(svc, e, &af);
         pthread_mutex_unlock(&e->mu);
     } else {

@@ -77,6 +77,12 @@ int main(int argc, char **argv)
             metrics_counter(reg, "game_cache_misses_total", NULL, "Cold loads from store-svc");
         svc.m_evictions = metrics_counter(reg, "game_cache_evictions_total", NULL,
                                           "Games evicted from the cache to stay within --cache-mb");
+        svc.m_timeouts = metrics_counter(reg, "game_timeouts_total", NULL,
+                                         "Games this instance ended on time (timeout, abandoned)");
+        svc.m_warnings =
+            metrics_counter(reg, "game_time_warnings_total", NULL, "TIME_WARNING events sent");
+        svc.m_invitations_expired = metrics_counter(reg, "game_invitations_expired_total", NULL,
+                                                    "INVITATION_EXPIRED sweeps published");
     }
     if (rpc_server_allow(server, &scrabble__v1__game__descriptor, game_allow) != 0 ||
         rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {
@@ -86,6 +92,10 @@ int main(int argc, char **argv)
     int port = rpc_server_start(server, err, sizeof err);
     if (port == 0) {
         log_error("start_failed", "err=\"%s\"", err);
+        goto out;
+    }
+    if (game_deadlines_start(&svc) != 0) {
+        log_error("start_failed", "reason=deadline_poller");
         goto out;
     }
     log_info("started", "port=%d instance=%d store=%s redis=%s cache_mb=%d lexicon_dir=%s", port,
@@ -99,6 +109,7 @@ out:
      * and only then the server, whose destroy frees those metrics: the
      * other way round a publisher still sending at SIGTERM wrote to freed
      * memory (seen under ASan in integration.idempotency). */
+    game_deadlines_stop(&svc);
     game_store_close(&svc.store);
     game_events_stop(svc.events);
     game_drafts_destroy(svc.drafts);

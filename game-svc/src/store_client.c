@@ -23,6 +23,10 @@ static const struct {
                                 &scrabble__v1__chat_message__descriptor},
     [GAME_STORE_LIST_CHAT] = {"ListChat", "/scrabble.v1.Store/ListChat",
                               &scrabble__v1__list_chat_reply__descriptor},
+    [GAME_STORE_START_CLOCK] = {"StartClock", "/scrabble.v1.Store/StartClock",
+                                &scrabble__v1__game_clock__descriptor},
+    [GAME_STORE_TIMEOUT_GAME] = {"TimeoutGame", "/scrabble.v1.Store/TimeoutGame",
+                                 &scrabble__v1__game_record__descriptor},
 };
 
 int game_store_open(game_store *st, const char *target, const rpc_tls_config *tls,

@@ -313,6 +313,7 @@ static void gw_acc__create_invitation(gw_req *r)
     q->invitee_handles = in->invitee_handles;
     q->lexicon = in->lexicon;
     q->request_id = in->request_id;
+    q->time_control = in->time_control; /* store-svc checks its ranges */
     gw_acc__store(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_acc__invited);
 }
@@ -478,6 +479,51 @@ void gw_acc_respond_invitation(gw_req *r)
     q->accept = in->accept;
     gw_acc__store(r, GW_STORE(RespondInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_acc__responded);
+}
+
+/* Cancelled (or already cancelled: a retry): every invitee hears of it,
+ * again on a retry, since the first attempt may have died before
+ * publishing (clients drop repeats by invitation id and type). */
+static void gw_acc__cancelled(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    Scrabble__V1__Invitation *inv = (Scrabble__V1__Invitation *)reply;
+    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION_CANCELLED;
+    ev.invitation = inv;
+    ev.from_account_id = r->who.account_id;
+    ev.from_handle = r->who.handle;
+    ev.at_ms = gw_now_ms();
+    for (size_t i = 0; i < inv->n_seats; i++) {
+        int64_t to = inv->seats[i]->account_id;
+        if (to > 0 && to != r->who.account_id)
+            gw_publish_event(r->gw->publisher, to, &ev.base);
+    }
+    rpc_call_reply(r->call, reply);
+}
+
+void gw_acc_cancel_invitation(gw_req *r)
+{
+    const Scrabble__V1__CancelInvitationRequest *in =
+        (const Scrabble__V1__CancelInvitationRequest *)r->msg;
+    if (in->invitation_id <= 0) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "invitation_id must be positive");
+        return;
+    }
+    Scrabble__V1__StoreCancelInvitationRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__StoreCancelInvitationRequest,
+                      scrabble__v1__store_cancel_invitation_request__init);
+    if (gw_acc__oom(r, q))
+        return;
+    q->account_id = r->who.account_id;
+    q->invitation_id = in->invitation_id;
+    gw_acc__store(r, GW_STORE(CancelInvitation), &q->base, &scrabble__v1__invitation__descriptor,
+                  gw_acc__cancelled);
 }
 
 void gw_acc_list_invitations(gw_req *r)

@@ -122,6 +122,7 @@ void gw_acc_update_profile(gw_req *r);
 void gw_acc_get_stats(gw_req *r);
 void gw_acc_invite(gw_req *r);
 void gw_acc_respond_invitation(gw_req *r);
+void gw_acc_cancel_invitation(gw_req *r);
 void gw_acc_list_invitations(gw_req *r);
 void gw_acc_list_games(gw_req *r);
 

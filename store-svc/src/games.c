@@ -65,10 +65,13 @@ store_next store_create_game_begin(store_op *op)
 
 /* ---- FinishGame and the finish part of CommitMove ---- */
 
-static const char *store__check_finish(const Scrabble__V1__GameFinish *f)
+const char *store_check_finish(const Scrabble__V1__GameFinish *f, bool on_time)
 {
-    if (f->end_reason < SCRABBLE__V1__END_REASON__END_REASON_OUT ||
-        f->end_reason > SCRABBLE__V1__END_REASON__END_REASON_RESIGN)
+    if (on_time && f->end_reason != SCRABBLE__V1__END_REASON__END_REASON_TIMEOUT &&
+        f->end_reason != SCRABBLE__V1__END_REASON__END_REASON_ABANDONED)
+        return "finish.end_reason must be TIMEOUT or ABANDONED";
+    if (!on_time && (f->end_reason < SCRABBLE__V1__END_REASON__END_REASON_OUT ||
+                     f->end_reason > SCRABBLE__V1__END_REASON__END_REASON_RESIGN))
         return "finish.end_reason must be OUT, SCORELESS or RESIGN";
     if (f->n_final_scores > STORE__MAX_SEATS || f->n_winners > STORE__MAX_SEATS)
         return "finish has more than 4 scores or winners";
@@ -86,7 +89,7 @@ store_next store_finish_game_begin(store_op *op)
         return store__not_found(op, "game");
     if (!req->finish)
         return store__bad(op, "bad_finish", "finish is required");
-    if ((why = store__check_finish(req->finish)))
+    if ((why = store_check_finish(req->finish, false)))
         return store__bad(op, "bad_finish", why);
     op->stmt = "finish_game";
     store_op_param_i64(op, 0, req->game_id);
@@ -171,7 +174,7 @@ store_next store_commit_move_begin(store_op *op)
     for (size_t i = 0; i < req->move->n_words; i++)
         if ((why = store_check_text(req->move->words[i], 1, 15)))
             return store_op_bad(op, why, "move.words");
-    if (req->finish && (why = store__check_finish(req->finish)))
+    if (req->finish && (why = store_check_finish(req->finish, false)))
         return store__bad(op, "bad_finish", why);
 
     store__commit *c = rpc_arena_calloc(op->arena, 1, sizeof(*c));
@@ -203,6 +206,12 @@ store_next store_commit_move_begin(store_op *op)
     store_op_param_i64(op, 11, f ? f->end_reason : 0);
     store_op_param_int_array(op, 12, f ? f->final_scores : none, f ? f->n_final_scores : 0);
     store_op_param_int_array(op, 13, f ? f->winners : none, f ? f->n_winners : 0);
+    if (req->clock) {
+        if ((why = store_check_clock(req->clock)))
+            return store__bad(op, "bad_clock", why);
+        op->stmt = "commit_move_clock";
+        store_op_param_clock(op, 14, req->clock);
+    }
     op->step = store__commit_done;
     return STORE_NEXT_WRITE;
 }

@@ -107,6 +107,10 @@ STORE__HANDLER(store__h_commit_move, "CommitMove", store_commit_move_begin)
 STORE__HANDLER(store__h_finish_game, "FinishGame", store_finish_game_begin)
 STORE__HANDLER(store__h_append_chat, "AppendChat", store_append_chat_begin)
 STORE__HANDLER(store__h_list_chat, "ListChat", store_list_chat_begin)
+STORE__HANDLER(store__h_cancel_invitation, "CancelInvitation", store_cancel_invitation_begin)
+STORE__HANDLER(store__h_start_clock, "StartClock", store_start_clock_begin)
+STORE__HANDLER(store__h_timeout_game, "TimeoutGame", store_timeout_game_begin)
+STORE__HANDLER(store__h_claim_deadlines, "ClaimDeadlines", store_claim_deadlines_begin)
 
 /* Request size bounds: what each method can legitimately carry (a handle
  * is at most 128 bytes of UTF-8, a password 1024 bytes, a bio 280
@@ -131,15 +135,19 @@ static const rpc_method_impl store__methods[] = {
     {"FinishGame", store__h_finish_game, STORE__SMALL},
     {"AppendChat", store__h_append_chat, 4096},
     {"ListChat", store__h_list_chat, STORE__SMALL},
+    {"CancelInvitation", store__h_cancel_invitation, STORE__SMALL},
+    {"StartClock", store__h_start_clock, STORE__SMALL},
+    {"TimeoutGame", store__h_timeout_game, STORE__SMALL},
+    {"ClaimDeadlines", store__h_claim_deadlines, STORE__SMALL},
     {NULL, NULL, 0, false},
 };
 
 /* Who may call what, read from the callers' code: the gateway resolves
  * sessions, runs accounts, profiles, invitations and game lists
  * (gateway/src/auth.c, accounts.c); game-svc creates, loads and commits
- * games and keeps their chat (game-svc/src/store_client.c). GetInvitation
- * and FinishGame have no caller among our services: they are an operator's
- * (the admin identity). */
+ * games, keeps their clocks and deadlines (deadlines.c) and their chat
+ * (game-svc/src/store_client.c). GetInvitation and FinishGame have no caller among our services:
+ * they are an operator's (the admin identity). */
 static const rpc_allow_rule store__allow[] = {
     {"ResolveSession", "gateway"},
     {"Register", "gateway"},
@@ -156,6 +164,10 @@ static const rpc_allow_rule store__allow[] = {
     {"CommitMove", "game-svc"},
     {"AppendChat", "game-svc"},
     {"ListChat", "game-svc"},
+    {"CancelInvitation", "gateway"},
+    {"StartClock", "game-svc"},
+    {"TimeoutGame", "game-svc"},
+    {"ClaimDeadlines", "game-svc"},
     {"GetInvitation", "admin"},
     {"FinishGame", "admin"},
     {NULL, NULL},

@@ -17,6 +17,14 @@ const store_stmt store_statements[] = {
      "SELECT o_code, o_detail, o_invitation "
      "FROM store_create_invitation($1, $2::text[], $3::text[], $4, $5)",
      5},
+    /* The same, with the time control (kind, days, initial s, increment s,
+     * overtime min), its rating family and the expiry TTL in ms. */
+    {"create_invitation_tc",
+     "SELECT o_code, o_detail, o_invitation "
+     "FROM store_create_invitation_tc($1, $2::text[], $3::text[], $4, $5, $6::smallint, $7, $8, "
+     "$9, $10, $11, $12)",
+     12},
+    {"cancel_invitation", "SELECT o_code, o_invitation FROM store_cancel_invitation($1, $2)", 2},
     {"respond_invitation", "SELECT o_code, o_invitation FROM store_respond_invitation($1, $2, $3)",
      3},
     {"create_game", "SELECT o_code, o_game FROM store_create_game($1, $2)", 2},
@@ -24,6 +32,24 @@ const store_stmt store_statements[] = {
      "SELECT o_code, o_at_ms, o_move FROM store_commit_move($1, $2, $3, $4, $5, $6, $7, $8, $9, "
      "$10::int[], $11, $12, $13::int[], $14::int[])",
      14},
+    /* commit_move plus the clock after the move ($15..$19, as
+     * store_op_param_clock sets them). */
+    {"commit_move_clock",
+     "SELECT o_code, o_at_ms, o_move FROM store_commit_move_clock($1, $2, $3, $4, $5, $6, $7, $8, "
+     "$9, $10::int[], $11, $12, $13::int[], $14::int[], $15::bigint[], $16, $17, $18::smallint, "
+     "$19)",
+     19},
+    {"start_clock",
+     "SELECT o_code, o_clock FROM store_start_clock($1, $2::bigint[], $3, $4, $5::smallint, $6)",
+     6},
+    {"timeout_game",
+     "SELECT o_code, o_game FROM store_timeout_game($1, $2, $3::smallint, $4::int[], $5::int[], "
+     "$6::bigint[])",
+     6},
+    {"claim_deadlines",
+     "SELECT o_kind, o_game_id, o_seq, o_due_ms, o_end_reason, o_account_id, o_deadline_ms, "
+     "o_invitation FROM store_claim_deadlines($1, $2, $3)",
+     3},
     {"finish_game", "SELECT o_code, o_game FROM store_finish_game($1, $2, $3::int[], $4::int[])",
      4},
     {"append_chat",

@@ -97,9 +97,11 @@ CASES = [
          "  rpc GetClock(GameRef) returns (Clock);\n"),
         ("edge", "message SubscribeRequest {}",
          "message SubscribeRequest {\n  int64 after_event_id = 1;\n}\n\nmessage Clock {\n  int64 left_ms = 1;\n}"),
-        ("common", "  EVENT_TYPE_INVITATION = 7;\n", "  EVENT_TYPE_INVITATION = 7;\n  EVENT_TYPE_CLOCK = 8;\n"),
-        ("common", "  int64 at_ms = 13;\n}", "  int64 at_ms = 13;\n  optional int64 event_id = 14;\n"
-         "  oneof detail {\n    string note = 15;\n  }\n  reserved 99;\n}"),
+        ("common", "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n",
+         "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n  EVENT_TYPE_CLOCK = 11;\n"),
+        ("common", "  repeated int32 overtime_penalties = 17;\n}",
+         "  repeated int32 overtime_penalties = 17;\n  optional int64 event_id = 14;\n"
+         "  oneof detail {\n    string note = 98;\n  }\n  reserved 99;\n}"),
         ("edge", "  reserved \"legacy\";\n", "  reserved \"legacy\", \"older\";\n"),
         ("edge", "string rack_order = 3;", "string rack_order = 3 [deprecated = true];"),
     ], []),
