@@ -245,6 +245,8 @@ static void deadlines__read_offset(game_svc *svc)
         return;
     if (fscanf(f, "%lld", &v) == 1 && atomic_load(&svc->clock_offset_ms) != v) {
         atomic_store(&svc->clock_offset_ms, (int64_t)v);
+        if (svc->m_clock_offset)
+            metric_set(svc->m_clock_offset, (int64_t)v);
         log_warn("clock_offset", "ms=%lld file=%s", v, svc->cfg.clock_offset_file);
     }
     fclose(f);
@@ -259,7 +261,8 @@ static void deadlines__poll_once(game_svc *svc, rpc_arena *a)
     req.now_ms = game_clock_now(svc);
     req.limit = DEADLINES__CLAIM_LIMIT;
     req.lease_ms = DEADLINES__LEASE_MS;
-    if (rpc_client_unary_sync(svc->store.ch, "/scrabble.v1.Store/ClaimDeadlines", &req.base,
+    if (rpc_client_unary_sync(svc->store.ch,
+                              game_store_path(&svc->store, GAME_STORE_CLAIM_DEADLINES), &req.base,
                               &scrabble__v1__claim_deadlines_reply__descriptor, &opts,
                               rpc_arena_allocator(a), &reply, &st) != GRPC_STATUS_OK) {
         log_debug("claim_deadlines_failed", "code=%s reason=%s", rpc_status_code_name(st.code),

@@ -67,6 +67,7 @@ typedef struct game_svc {
     metric *m_turns;
     metric *m_cache_entries, *m_cache_bytes, *m_cache_misses, *m_evictions;
     metric *m_timeouts, *m_warnings, *m_invitations_expired;
+    metric *m_clock_offset; /* the test-only offset in force (0 in production) */
     /* The deadline poller (deadlines.c). */
     _Atomic int64_t clock_offset_ms; /* from --clock-offset-file; 0 in production */
     pthread_t poller;

@@ -27,7 +27,16 @@ static const struct {
                                 &scrabble__v1__game_clock__descriptor},
     [GAME_STORE_TIMEOUT_GAME] = {"TimeoutGame", "/scrabble.v1.Store/TimeoutGame",
                                  &scrabble__v1__game_record__descriptor},
+    [GAME_STORE_CLAIM_DEADLINES] = {"ClaimDeadlines", "/scrabble.v1.Store/ClaimDeadlines",
+                                    &scrabble__v1__claim_deadlines_reply__descriptor},
 };
+
+const char *game_store_path(game_store *st, int method)
+{
+    if (st->calls[method])
+        metric_add(st->calls[method], 1);
+    return store__methods[method].path;
+}
 
 int game_store_open(game_store *st, const char *target, const rpc_tls_config *tls,
                     metrics_registry *reg)

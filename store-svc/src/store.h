@@ -31,7 +31,7 @@ enum {
     STORE_ECONN = -2, /* the connection is broken or timed out */
 };
 
-#define STORE_MAX_PARAMS 16
+#define STORE_MAX_PARAMS 24
 
 /* ------------------------------------------------------------------ */
 /* Configuration (config.c)                                            */
