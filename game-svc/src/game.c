@@ -526,8 +526,7 @@ void game_announce_start(game_svc *svc, game_entry *e)
 /* ------------------------------------------------------------------ */
 /* Turns                                                               */
 
-static void game__reply_turn(game_svc *svc, rpc_call *call, const game_entry *e, const game_move *m,
-                             int seat)
+static void game__reply_turn(rpc_call *call, const game_entry *e, const game_move *m, int seat)
 {
     rpc_arena *a = rpc_call_arena(call);
     Scrabble__V1__TurnReply *r =
@@ -538,8 +537,13 @@ static void game__reply_turn(game_svc *svc, rpc_call *call, const game_entry *e,
     }
     r->move = game_view_move(a, m, true);
     r->state = game_view_state(a, e, seat);
-    if (r->state)
-        game_view_time(a, r->state, e, game_clock_now(svc));
+    /* The time control only: a repeat of this turn must get this very
+     * reply (docs/API.md, Retries), and running clocks never repeat. */
+    if (r->state) {
+        game_view_time(a, r->state, e, 0);
+        r->state->n_clock_ms = 0;
+        r->state->deadline_ms = 0;
+    }
     rpc_call_reply(call, &r->base);
 }
 
@@ -664,7 +668,7 @@ static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
         log_info("turn_retry", "game=%lld seq=%lld republish=1", (long long)e->game_id,
                  (long long)seq);
         game__after_commit(svc, e, m, a);
-        game__reply_turn(svc, op->call, e, m, op->seat);
+        game__reply_turn(op->call, e, m, op->seat);
         return GAME_OP_DONE;
     }
     /* The original reply showed the game as it was then: rebuild that in a
@@ -690,7 +694,7 @@ static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
     then->updated_at_ms = m->at_ms;
     log_info("turn_retry", "game=%lld seq=%lld republish=0 at_seq=%lld", (long long)e->game_id,
              (long long)seq, (long long)e->g.seq);
-    game__reply_turn(svc, op->call, then, m, op->seat);
+    game__reply_turn(op->call, then, m, op->seat);
     return GAME_OP_DONE;
 }
 
@@ -805,7 +809,7 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
         game__after_commit(svc, e, &op->pending->move, rpc_call_arena(call));
         if (e->g.status == GAME_STATUS_FINISHED)
             game_cache_demote(svc->cache, e);
-        game__reply_turn(svc, call, e, &op->pending->move, op->seat); /* op is gone after this */
+        game__reply_turn(call, e, &op->pending->move, op->seat); /* op is gone after this */
         game__drain(svc, e, &af);
         pthread_mutex_unlock(&e->mu);
     } else {

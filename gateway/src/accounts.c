@@ -268,6 +268,28 @@ void gw_acc_get_stats(gw_req *r)
 
 /* ---- invitations ------------------------------------------------- */
 
+/* Sends event `type` about inv to every seat but the caller's (when inv is
+ * in status `when`), then replies with inv. Publishing is queued to the
+ * publisher thread, so the reply is not held up by Redis. */
+static void gw_acc__reply_telling_invitees(gw_req *r, Scrabble__V1__Invitation *inv, int type,
+                                           int when)
+{
+    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    ev.type = (Scrabble__V1__EventType)type;
+    ev.invitation = inv;
+    ev.from_account_id = r->who.account_id;
+    ev.from_handle = r->who.handle;
+    ev.at_ms = gw_now_ms();
+    size_t n = (int)inv->status == when ? inv->n_seats : 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t to = inv->seats[i]->account_id;
+        if (to <= 0 || to == r->who.account_id)
+            continue;
+        gw_publish_event(r->gw->publisher, to, &ev.base);
+    }
+    rpc_call_reply(r->call, &inv->base);
+}
+
 /* Store created the invitation: every invitee (seats 1..) gets an
  * INVITATION event. Publishing is queued to the publisher thread, so the
  * reply is not held up by Redis; if Redis is down the invitee still finds
@@ -282,22 +304,9 @@ static void gw_acc__invited(void *arg, const rpc_status *st, ProtobufCMessage *r
         gw_fail_downstream(r, st);
         return;
     }
-    Scrabble__V1__Invitation *inv = (Scrabble__V1__Invitation *)reply;
-    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
-    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION;
-    ev.invitation = inv;
-    ev.from_account_id = r->who.account_id;
-    ev.from_handle = r->who.handle;
-    ev.at_ms = gw_now_ms();
-    size_t n =
-        inv->status == SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN ? inv->n_seats : 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t to = inv->seats[i]->account_id;
-        if (to <= 0 || to == r->who.account_id)
-            continue;
-        gw_publish_event(r->gw->publisher, to, &ev.base);
-    }
-    rpc_call_reply(r->call, reply);
+    gw_acc__reply_telling_invitees(r, (Scrabble__V1__Invitation *)reply,
+                                   SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION,
+                                   SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN);
 }
 
 static void gw_acc__create_invitation(gw_req *r)
@@ -491,19 +500,9 @@ static void gw_acc__cancelled(void *arg, const rpc_status *st, ProtobufCMessage 
         gw_fail_downstream(r, st);
         return;
     }
-    Scrabble__V1__Invitation *inv = (Scrabble__V1__Invitation *)reply;
-    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
-    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION_CANCELLED;
-    ev.invitation = inv;
-    ev.from_account_id = r->who.account_id;
-    ev.from_handle = r->who.handle;
-    ev.at_ms = gw_now_ms();
-    for (size_t i = 0; i < inv->n_seats; i++) {
-        int64_t to = inv->seats[i]->account_id;
-        if (to > 0 && to != r->who.account_id)
-            gw_publish_event(r->gw->publisher, to, &ev.base);
-    }
-    rpc_call_reply(r->call, reply);
+    gw_acc__reply_telling_invitees(r, (Scrabble__V1__Invitation *)reply,
+                                   SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION_CANCELLED,
+                                   SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_CANCELLED);
 }
 
 void gw_acc_cancel_invitation(gw_req *r)

@@ -230,8 +230,8 @@ int lt_seed_reset_games(PGconn *pg, char *err, size_t errlen)
     if (lt_seed_check_schema(pg, err, errlen) != 0)
         return -1;
     return lt_pg_exec(pg,
-                      "TRUNCATE game_moves, game_players, chat_messages, games, invitation_seats, "
-                      "invitations, account_stats",
+                      "TRUNCATE game_moves, game_players, chat_messages, game_deadlines, games, "
+                      "invitation_seats, invitations, account_stats",
                       0, NULL, NULL, err, errlen);
 }
 

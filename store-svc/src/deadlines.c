@@ -80,25 +80,6 @@ store_next store_start_clock_begin(store_op *op)
 
 /* ---- TimeoutGame ---- */
 
-static ProtobufCMessage *store__game_conv(rpc_arena *a, const struct cJSON *j)
-{
-    return store_json_game(a, j, NULL);
-}
-
-static store_next store__timeout_done(store_op *op, PGresult *res)
-{
-    if (PQntuples(res) != 1) {
-        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "no result row");
-        return STORE_NEXT_DONE;
-    }
-    if (!store_op_code(op, PQgetvalue(res, 0, 0), NULL))
-        return STORE_NEXT_DONE;
-    op->reply = store_op_json_col(op, res, 0, 1, store__game_conv);
-    if (!op->reply)
-        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "bad game record");
-    return STORE_NEXT_DONE;
-}
-
 store_next store_timeout_game_begin(store_op *op)
 {
     const Scrabble__V1__TimeoutGameRequest *req = op->req;
@@ -123,7 +104,7 @@ store_next store_timeout_game_begin(store_op *op)
     store_op_param_int_array(op, 4, req->finish->winners, req->finish->n_winners);
     store_op_param_i64_array(op, 5, req->clock ? req->clock->remaining_ms : none,
                              req->clock ? req->clock->n_remaining_ms : 0);
-    op->step = store__timeout_done;
+    op->step = store_game_write_done;
     return STORE_NEXT_WRITE;
 }
 

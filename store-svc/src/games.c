@@ -34,8 +34,7 @@ static ProtobufCMessage *store__game_conv(rpc_arena *a, const struct cJSON *j)
     return store_json_game(a, j, NULL);
 }
 
-/* Write functions that return (code, game json). */
-static store_next store__game_write_done(store_op *op, PGresult *res)
+store_next store_game_write_done(store_op *op, PGresult *res)
 {
     if (PQntuples(res) != 1) {
         rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "no result row");
@@ -59,7 +58,7 @@ store_next store_create_game_begin(store_op *op)
     op->stmt = "create_game";
     store_op_param_i64(op, 0, req->invitation_id);
     store_op_param_i64(op, 1, (int64_t)req->seed); /* the bits, in a bigint */
-    op->step = store__game_write_done;
+    op->step = store_game_write_done;
     return STORE_NEXT_WRITE;
 }
 
@@ -96,7 +95,7 @@ store_next store_finish_game_begin(store_op *op)
     store_op_param_i64(op, 1, req->finish->end_reason);
     store_op_param_int_array(op, 2, req->finish->final_scores, req->finish->n_final_scores);
     store_op_param_int_array(op, 3, req->finish->winners, req->finish->n_winners);
-    op->step = store__game_write_done;
+    op->step = store_game_write_done;
     return STORE_NEXT_WRITE;
 }
 

@@ -389,6 +389,9 @@ store_next store_claim_deadlines_begin(store_op *op); /* ClaimDeadlinesRequest *
  * (no clock: zeros). */
 struct Scrabble__V1__GameClock;
 void store_op_param_clock(store_op *op, int first, const struct Scrabble__V1__GameClock *c);
+/* The step of write functions that return (code, game json): a
+ * GameRecord reply (games.c). */
+store_next store_game_write_done(store_op *op, PGresult *res);
 /* Checks a GameFinish: NULL or the message for INVALID_ARGUMENT
  * bad_finish. on_time: a TimeoutGame's (TIMEOUT or ABANDONED), else a
  * move's or FinishGame's (OUT, SCORELESS or RESIGN). */

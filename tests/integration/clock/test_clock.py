@@ -301,7 +301,9 @@ def test_realtime_overtime_penalty():
     assert len(ev.clock_ms) == 2 and ev.deadline_ms > 0, ev
     advance(70 * 1000)
     r = b.call("Pass", game_id=gid, expected_seq=1)
-    assert r.state.status == ET.GAME_STATUS_ACTIVE and r.state.clock_ms[1] < 0, r.state
+    assert r.state.time_control == realtime(60, overtime=1) and not r.state.clock_ms, r.state
+    st = b.call("GetState", game_id=gid)
+    assert st.status == ET.GAME_STATUS_ACTIVE and st.clock_ms[1] < 0, st
     advance(200 * 1000)
     for p in (a, b):
         ev = p.event(ET.EVENT_TYPE_GAME_OVER, gid)
