@@ -57,8 +57,11 @@ void game_clock_next_turn(game_clock *c, int next_to_move, bool active, int64_t 
         break;
     }
     default:
+        /* Rounded up to the hour: the deadline of an untimed game then
+         * stays the same over most of its moves, and store-svc writes no
+         * clock and no deadline row for those (0005_time_controls.sql). */
         if (abandon_ms > 0) {
-            c->deadline_ms = now_ms + abandon_ms;
+            c->deadline_ms = (now_ms + abandon_ms + GAME_HOUR_MS - 1) / GAME_HOUR_MS * GAME_HOUR_MS;
             c->deadline_reason = GAME_END_ABANDONED;
             c->warning_ms = clock__warning(c->deadline_ms, abandon_ms);
         }

@@ -15,8 +15,8 @@
  *   of the turn's start; TIME_WARNING goes out 24 h before the deadline
  *   (12 h for 1-day games).
  * - UNTIMED: no clock; a seat to move absent for the server's
- *   --abandon-after (0: never) loses with END_REASON_ABANDONED, warned as
- *   for correspondence.
+ *   --abandon-after (0: never; the deadline rounded up to the hour) loses
+ *   with END_REASON_ABANDONED, warned as for correspondence.
  */
 #ifndef GAME_CLOCK_H
 #define GAME_CLOCK_H
@@ -31,6 +31,7 @@ enum { GAME_TC_UNTIMED = 1, GAME_TC_CORRESPONDENCE = 2, GAME_TC_REALTIME = 3 };
 enum { GAME_END_TIMEOUT = 4, GAME_END_ABANDONED = 5 };
 
 #define GAME_DAY_MS 86400000LL
+#define GAME_HOUR_MS 3600000LL
 /* Overtime costs this many points per started minute. */
 #define GAME_OVERTIME_POINTS 10
 

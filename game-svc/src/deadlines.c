@@ -174,11 +174,13 @@ static void deadlines__timeout_done(void *arg, const rpc_status *st, ProtobufCMe
 /* ------------------------------------------------------------------ */
 /* The poller                                                          */
 
-/* A poller's op on a claimed game deadline: still the game's current
- * deadline, and due by this instance's clock too? Then end the game. */
+/* A poller's op on a claimed game deadline: is the game, as this instance
+ * holds it, due by this instance's clock too? Then end it (TimeoutGame
+ * checks the seq it saw). The row's seq is not compared: a deadline that
+ * several moves left in place (an untimed game's) carries an older one. */
 static int deadlines__fire_run(game_svc *svc, game_entry *e, game_op *op)
 {
-    if (op->timeout_tried || e->g.status != GAME_STATUS_ACTIVE || e->g.seq != op->deadline_seq ||
+    if (op->timeout_tried || e->g.status != GAME_STATUS_ACTIVE ||
         !game_clock_expired(&e->clock, game_clock_now(svc)))
         return deadlines__op_done(op);
     return game_timeout_run(svc, e, op);
@@ -198,7 +200,6 @@ static void deadlines__fire(game_svc *svc, const Scrabble__V1__Deadline *d)
     op->run = deadlines__fire_run;
     op->is_turn = true;
     op->seat = -1;
-    op->deadline_seq = d->seq;
     game_dispatch(svc, d->game_id, op);
 }
 

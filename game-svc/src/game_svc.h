@@ -106,11 +106,10 @@ struct game_op {
     game_op_post_fn post;
     bool is_turn; /* waits while a commit is in flight */
     game_svc *svc;
-    rpc_call *call;       /* NULL for the deadline poller's ops (see arena) */
-    rpc_arena *arena;     /* the poller's ops: their own arena, freed when done */
-    bool timeout_tried;   /* this op already tried to end the game on time */
-    int64_t deadline_seq; /* the poller's ops: the seq the deadline was set at */
-    game_entry *entry;    /* holds one reference while queued or running */
+    rpc_call *call;     /* NULL for the deadline poller's ops (see arena) */
+    rpc_arena *arena;   /* the poller's ops: their own arena, freed when done */
+    bool timeout_tried; /* this op already tried to end the game on time */
+    game_entry *entry;  /* holds one reference while queued or running */
     int64_t game_id;
     int64_t account_id;
     const ProtobufCMessage *req;

@@ -18,9 +18,10 @@
 --       claimed_until_ms) PK (game_id, kind)
 --       kind 1: the game ends at due_ms (end_reason) unless a move comes;
 --       kind 2: TIME_WARNING to the seat to move at due_ms (deadline_ms:
---       when it runs out). Replaced by every commit carrying a clock,
---       deleted when the game finishes (trigger), so a row always belongs
---       to the game's current seq. Times are game-svc's clock (ms).
+--       when it runs out). Moved by every commit whose clock moves it
+--       (seq: the commit that last moved it; an untimed game's rounded
+--       deadline may outlive several moves), deleted when the game
+--       finishes (trigger). Times are game-svc's clock (ms).
 --       claimed_until_ms: a timeout leased to a game-svc instance
 --       (store_claim_deadlines, SKIP LOCKED), offered again after it.
 --
@@ -69,19 +70,22 @@ CREATE TABLE game_deadlines (
 CREATE INDEX game_deadlines_due ON game_deadlines (due_ms);
 
 -- A new game takes the invitation's time control (whatever function
--- inserts it).
+-- inserts it); a game inserted without one (seeded directly, as the load
+-- driver and store-bench do) keeps the column defaults: untimed.
 CREATE FUNCTION store__game_time_control() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    v invitations%ROWTYPE;
 BEGIN
-    SELECT coalesce(i.tc_kind, 1), i.tc_days, i.tc_initial_s, i.tc_increment_s,
-           i.tc_max_overtime_min, i.time_family
-        INTO NEW.tc_kind, NEW.tc_days, NEW.tc_initial_s, NEW.tc_increment_s,
-             NEW.tc_max_overtime_min, NEW.time_family
-        FROM invitations i WHERE i.id = NEW.invitation_id;
-    IF NOT FOUND THEN
-        NEW.tc_kind := 1;
-        NEW.time_family := 'untimed';
+    SELECT * INTO v FROM invitations WHERE id = NEW.invitation_id;
+    IF FOUND THEN
+        NEW.tc_kind := coalesce(v.tc_kind, 1);
+        NEW.tc_days := v.tc_days;
+        NEW.tc_initial_s := v.tc_initial_s;
+        NEW.tc_increment_s := v.tc_increment_s;
+        NEW.tc_max_overtime_min := v.tc_max_overtime_min;
+        NEW.time_family := v.time_family;
     END IF;
     RETURN NEW;
 END
@@ -268,8 +272,12 @@ BEGIN
 END
 $$;
 
--- Writes a game's clock and replaces its deadlines (the game row locked
--- by the caller, the game active).
+-- Writes a game's clock and its deadlines (the game row locked by the
+-- caller, the game active). Every move calls this, so it writes only what
+-- changed: the clock columns when more than the turn's start changed (an
+-- untimed game's abandonment deadline is rounded to the hour by game-svc,
+-- so most of its moves change nothing here), each deadline row only when
+-- its time moved (an upsert, its lease reset).
 CREATE FUNCTION store__set_clock(p_game_id bigint, p_seq bigint, p_remaining bigint[],
                                  p_turn_started bigint, p_deadline bigint, p_reason smallint,
                                  p_warning bigint)
@@ -280,15 +288,29 @@ BEGIN
     UPDATE games SET clock_remaining_ms = p_remaining, clock_turn_started_ms = p_turn_started,
         clock_deadline_ms = p_deadline, clock_deadline_reason = p_reason,
         clock_warning_ms = p_warning
-        WHERE id = p_game_id;
-    DELETE FROM game_deadlines WHERE game_id = p_game_id;
+        WHERE id = p_game_id
+          AND (clock_turn_started_ms = 0
+               OR (clock_remaining_ms, clock_deadline_ms, clock_deadline_reason, clock_warning_ms)
+                  IS DISTINCT FROM (p_remaining, p_deadline, p_reason, p_warning));
     IF p_deadline > 0 THEN
-        INSERT INTO game_deadlines (game_id, kind, seq, due_ms, end_reason)
-            VALUES (p_game_id, 1, p_seq, p_deadline, p_reason);
+        INSERT INTO game_deadlines AS d (game_id, kind, seq, due_ms, end_reason)
+            VALUES (p_game_id, 1, p_seq, p_deadline, p_reason)
+            ON CONFLICT (game_id, kind) DO UPDATE
+                SET seq = excluded.seq, due_ms = excluded.due_ms, end_reason = excluded.end_reason,
+                    claimed_until_ms = 0
+                WHERE (d.due_ms, d.end_reason) IS DISTINCT FROM (excluded.due_ms, excluded.end_reason);
+    ELSE
+        DELETE FROM game_deadlines WHERE game_id = p_game_id AND kind = 1;
     END IF;
     IF p_warning > 0 AND p_deadline > 0 AND p_warning < p_deadline THEN
-        INSERT INTO game_deadlines (game_id, kind, seq, due_ms, deadline_ms)
-            VALUES (p_game_id, 2, p_seq, p_warning, p_deadline);
+        INSERT INTO game_deadlines AS d (game_id, kind, seq, due_ms, deadline_ms)
+            VALUES (p_game_id, 2, p_seq, p_warning, p_deadline)
+            ON CONFLICT (game_id, kind) DO UPDATE
+                SET seq = excluded.seq, due_ms = excluded.due_ms,
+                    deadline_ms = excluded.deadline_ms, claimed_until_ms = 0
+                WHERE d.due_ms IS DISTINCT FROM excluded.due_ms;
+    ELSE
+        DELETE FROM game_deadlines WHERE game_id = p_game_id AND kind = 2;
     END IF;
 END
 $$;

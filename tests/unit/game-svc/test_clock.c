@@ -86,7 +86,10 @@ static void test_untimed_abandonment(void **state)
 {
     game_clock c = clock_of(0, 0, 0, 0, 0); /* 0 reads as UNTIMED */
     game_clock_start(&c, 2, 1, 100, 30 * GAME_DAY_MS);
-    assert_int_equal(c.deadline_ms, 100 + 30 * GAME_DAY_MS);
+    assert_int_equal(c.deadline_ms, 30 * GAME_DAY_MS + GAME_HOUR_MS); /* up to the hour */
+    game_clock same = c;
+    game_clock_next_turn(&same, 0, true, 100 + GAME_HOUR_MS / 2, 30 * GAME_DAY_MS);
+    assert_int_equal(same.deadline_ms, c.deadline_ms);
     assert_int_equal(c.deadline_reason, GAME_END_ABANDONED);
     assert_int_equal(c.warning_ms, c.deadline_ms - GAME_DAY_MS);
     game_clock never = clock_of(GAME_TC_UNTIMED, 0, 0, 0, 0);
