@@ -277,7 +277,7 @@ $$;
 -- changed: the clock columns when more than the turn's start changed (an
 -- untimed game's abandonment deadline is rounded to the hour by game-svc,
 -- so most of its moves change nothing here), each deadline row only when
--- its time moved (an upsert, its lease reset).
+-- its time moved (a new row: no lease).
 CREATE FUNCTION store__set_clock(p_game_id bigint, p_seq bigint, p_remaining bigint[],
                                  p_turn_started bigint, p_deadline bigint, p_reason smallint,
                                  p_warning bigint)
@@ -292,25 +292,28 @@ BEGIN
           AND (clock_turn_started_ms = 0
                OR (clock_remaining_ms, clock_deadline_ms, clock_deadline_reason, clock_warning_ms)
                   IS DISTINCT FROM (p_remaining, p_deadline, p_reason, p_warning));
-    IF p_deadline > 0 THEN
-        INSERT INTO game_deadlines AS d (game_id, kind, seq, due_ms, end_reason)
-            VALUES (p_game_id, 1, p_seq, p_deadline, p_reason)
-            ON CONFLICT (game_id, kind) DO UPDATE
-                SET seq = excluded.seq, due_ms = excluded.due_ms, end_reason = excluded.end_reason,
-                    claimed_until_ms = 0
-                WHERE (d.due_ms, d.end_reason) IS DISTINCT FROM (excluded.due_ms, excluded.end_reason);
-    ELSE
+    -- The rows are replaced only when their time moved (delete + insert:
+    -- measured cheaper here than an upsert under group commit).
+    PERFORM 1 FROM game_deadlines
+        WHERE game_id = p_game_id AND kind = 1 AND due_ms = p_deadline AND end_reason = p_reason;
+    IF NOT FOUND THEN
         DELETE FROM game_deadlines WHERE game_id = p_game_id AND kind = 1;
+        IF p_deadline > 0 THEN
+            INSERT INTO game_deadlines (game_id, kind, seq, due_ms, end_reason)
+                VALUES (p_game_id, 1, p_seq, p_deadline, p_reason);
+        END IF;
     END IF;
-    IF p_warning > 0 AND p_deadline > 0 AND p_warning < p_deadline THEN
-        INSERT INTO game_deadlines AS d (game_id, kind, seq, due_ms, deadline_ms)
-            VALUES (p_game_id, 2, p_seq, p_warning, p_deadline)
-            ON CONFLICT (game_id, kind) DO UPDATE
-                SET seq = excluded.seq, due_ms = excluded.due_ms,
-                    deadline_ms = excluded.deadline_ms, claimed_until_ms = 0
-                WHERE d.due_ms IS DISTINCT FROM excluded.due_ms;
-    ELSE
+    IF p_warning <= 0 OR p_deadline <= 0 OR p_warning >= p_deadline THEN
+        p_warning := 0;
+    END IF;
+    PERFORM 1 FROM game_deadlines
+        WHERE game_id = p_game_id AND kind = 2 AND due_ms = p_warning;
+    IF NOT FOUND THEN
         DELETE FROM game_deadlines WHERE game_id = p_game_id AND kind = 2;
+        IF p_warning > 0 THEN
+            INSERT INTO game_deadlines (game_id, kind, seq, due_ms, deadline_ms)
+                VALUES (p_game_id, 2, p_seq, p_warning, p_deadline);
+        END IF;
     END IF;
 END
 $$;
