@@ -13,7 +13,7 @@ LOG_TAG=install-deps.sh
 
 REQUIRED=(
     build-essential cmake pkg-config
-    libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
+    libgrpc-dev libabsl-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
     libpq-dev libhiredis-dev libcmocka-dev libmicrohttpd-dev libcjson-dev libssl-dev
     libunistring-dev
     postgresql-15 postgresql-client-15 redis-server

@@ -66,7 +66,7 @@ if command -v clang >/dev/null 2>&1 && { [ $# -eq 0 ] || [[ " $* " == *" fuzz "*
     FUZZ_BUILD=$(abspath "${FUZZ_BUILD_DIR:-build-fuzz}")
     fuzz_out=$FUZZ_BUILD/Testing/fuzz-output.log
     if { [ -f "$FUZZ_BUILD/CMakeCache.txt" ] ||
-        cmake -S "$REPO_ROOT" -B "$FUZZ_BUILD" -DFUZZ=ON -DCMAKE_C_COMPILER=clang \
+        cmake -S "$REPO_ROOT" -B "$FUZZ_BUILD" -DFUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
             -DCMAKE_BUILD_TYPE=Debug >/dev/null; } &&
         cmake --build "$FUZZ_BUILD" -j"$JOBS" --target fuzzers >/dev/null; then
         mkdir -p "$(dirname "$fuzz_out")"

@@ -15,11 +15,8 @@
 #include "rpc/log.h"
 #include "rpc/redis.h"
 
-enum { EV__PUBLISH = 0, EV__DEL };
-
 typedef struct ev__item {
     struct ev__item *next;
-    int kind;
     char key[RPC_REDIS_NAME_MAX];
     size_t len;
     uint8_t data[]; /* payload of PUBLISH */
@@ -32,8 +29,7 @@ struct game_events {
     int queued, limit;
     bool stopping;
     pthread_t thread;
-    rpc_redis *pub;    /* publisher thread only: ACL user publisher */
-    rpc_redis *drafts; /* publisher thread only: ACL user drafts (DEL) */
+    rpc_redis *pub; /* publisher thread only: ACL user publisher */
     atomic_uint_fast64_t published;
     metric *m_published, *m_dropped;
 };
@@ -67,60 +63,30 @@ void game_events_publish(game_events *ev, int64_t account_id, const Scrabble__V1
     ev__item *it = malloc(sizeof *it + len);
     if (!it)
         return;
-    it->kind = EV__PUBLISH;
     rpc_redis_event_channel(it->key, sizeof it->key, account_id);
     it->len = scrabble__v1__event__pack(e, it->data);
     ev__enqueue(ev, it);
 }
 
-void game_events_del_draft(game_events *ev, int64_t game_id, int64_t account_id)
-{
-    if (!ev)
-        return;
-    ev__item *it = malloc(sizeof *it);
-    if (!it)
-        return;
-    it->kind = EV__DEL;
-    if (rpc_redis_draft_key(it->key, sizeof it->key, game_id, account_id) < 0) {
-        free(it);
-        return;
-    }
-    it->len = 0;
-    ev__enqueue(ev, it);
-}
-
-/* One item, over the connection of its role (rpc/redis.h applies the
- * reconnect policy and retries a stale connection once). */
+/* One item (rpc/redis.h applies the reconnect policy and retries a stale
+ * connection once). */
 static void ev__send(game_events *ev, ev__item *it)
 {
-    redisReply *r;
-    rpc_redis *conn;
-    if (it->kind == EV__PUBLISH) {
-        const char *argv[3] = {"PUBLISH", it->key, (const char *)it->data};
-        size_t argvlen[3] = {7, strlen(it->key), it->len};
-        conn = ev->pub;
-        r = rpc_redis_command_argv(conn, 3, argv, argvlen);
-    } else {
-        const char *argv[2] = {"DEL", it->key};
-        size_t argvlen[2] = {3, strlen(it->key)};
-        conn = ev->drafts;
-        r = rpc_redis_command_argv(conn, 2, argv, argvlen);
-    }
+    const char *argv[3] = {"PUBLISH", it->key, (const char *)it->data};
+    size_t argvlen[3] = {7, strlen(it->key), it->len};
+    redisReply *r = rpc_redis_command_argv(ev->pub, 3, argv, argvlen);
     if (!r)
         goto dropped; /* rpc/redis.h has logged the outage */
     if (r->type == REDIS_REPLY_ERROR) {
-        log_warn("events_redis_refused", "kind=%s err=\"%.*s\"",
-                 it->kind == EV__PUBLISH ? "publish" : "del", (int)(r->len > 100 ? 100 : r->len),
-                 r->str);
+        log_warn("events_redis_refused", "kind=publish err=\"%.*s\"",
+                 (int)(r->len > 100 ? 100 : r->len), r->str);
         freeReplyObject(r);
         goto dropped;
     }
     freeReplyObject(r);
-    if (it->kind == EV__PUBLISH) {
-        atomic_fetch_add(&ev->published, 1);
-        if (ev->m_published)
-            metric_add(ev->m_published, 1);
-    }
+    atomic_fetch_add(&ev->published, 1);
+    if (ev->m_published)
+        metric_add(ev->m_published, 1);
     return;
 dropped:
     if (ev->m_dropped)
@@ -161,11 +127,8 @@ game_events *game_events_start(const char *addr, const char *secrets_dir, int qu
         return NULL;
     /* 200 ms bounds a command: the queue waits behind it, nothing else. */
     ev->pub = rpc_redis_create(addr, RPC_REDIS_USER_PUBLISHER, secrets_dir, 200, err, sizeof err);
-    ev->drafts = rpc_redis_create(addr, RPC_REDIS_USER_DRAFTS, secrets_dir, 200, err, sizeof err);
-    if (!ev->pub || !ev->drafts) {
+    if (!ev->pub) {
         log_error("events_start_failed", "err=\"%s\"", err);
-        rpc_redis_destroy(ev->pub);
-        rpc_redis_destroy(ev->drafts);
         free(ev);
         return NULL;
     }
@@ -175,15 +138,13 @@ game_events *game_events_start(const char *addr, const char *secrets_dir, int qu
     if (reg) {
         ev->m_published =
             metrics_counter(reg, "game_events_published_total", NULL, "Events published to Redis");
-        ev->m_dropped =
-            metrics_counter(reg, "game_events_dropped_total", NULL,
-                            "Events and draft deletions dropped (Redis down or queue full)");
+        ev->m_dropped = metrics_counter(reg, "game_events_dropped_total", NULL,
+                                        "Events dropped (Redis down or queue full)");
     }
     if (pthread_create(&ev->thread, NULL, ev__main, ev) != 0) {
         pthread_cond_destroy(&ev->cv);
         pthread_mutex_destroy(&ev->mu);
         rpc_redis_destroy(ev->pub);
-        rpc_redis_destroy(ev->drafts);
         free(ev);
         return NULL;
     }
@@ -200,7 +161,6 @@ void game_events_stop(game_events *ev)
     pthread_mutex_unlock(&ev->mu);
     pthread_join(ev->thread, NULL);
     rpc_redis_destroy(ev->pub);
-    rpc_redis_destroy(ev->drafts);
     pthread_cond_destroy(&ev->cv);
     pthread_mutex_destroy(&ev->mu);
     free(ev);

@@ -1,13 +1,13 @@
 /*
  * events.h — fire-and-forget Redis writes: live events (PUBLISH
- * ev:<account_id> <packed scrabble.v1.Event>) and draft deletions.
+ * ev:<account_id> <packed scrabble.v1.Event>). Draft deletions are the
+ * drafts module's (drafts.h), retried until done.
  *
  * Gameplay never waits on Redis: callers only enqueue into a bounded queue
  * (a mutex held for a pointer swap); one publisher thread drains it over
- * two rpc/redis.h connections, one per ACL role: `publisher` for PUBLISH,
- * `drafts` for draft deletions. When Redis is down or the queue is full the
- * item is dropped and counted (game_events_dropped_total): events are a live
- * convenience, clients resynchronise from GetState / GetHistory.
+ * an rpc/redis.h connection as the ACL user `publisher`. When Redis is
+ * down or the queue is full the item is dropped and counted (game_events_dropped_total): events are
+ * a live convenience, clients resynchronise from GetState / GetHistory.
  */
 #ifndef GAME_EVENTS_H
 #define GAME_EVENTS_H
@@ -29,9 +29,6 @@ void game_events_stop(game_events *ev);
 
 /* Packs `e` and queues PUBLISH ev:<account_id>. Thread-safe, never blocks. */
 void game_events_publish(game_events *ev, int64_t account_id, const Scrabble__V1__Event *e);
-/* Queues DEL of the draft of (game_id, account_id). Thread-safe, never
- * blocks. */
-void game_events_del_draft(game_events *ev, int64_t game_id, int64_t account_id);
 
 /* Items published so far (tests). */
 uint64_t game_events_published(game_events *ev);

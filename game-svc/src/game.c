@@ -469,7 +469,7 @@ void game_publish_over(game_svc *svc, game_entry *e, const game_move *m, rpc_are
 static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a)
 {
     game_publish_over(svc, e, m, a);
-    game_events_del_draft(svc->events, e->game_id, m->account_id);
+    game_drafts_delete(svc->drafts, e->game_id, m->account_id);
 }
 
 void game_announce_start(game_svc *svc, game_entry *e)

@@ -123,6 +123,9 @@ struct game_op {
     struct game_pending *pending; /* allocated when a commit starts */
     void *scratch;                /* a timeout's result, while TimeoutGame runs */
 
+    /* SaveDraft: the reply, built before the job is queued. */
+    Scrabble__V1__Draft *draft;
+
     /* Social: who to tell (copied under the lock for the post step). */
     int nseats;
     int64_t seat_accounts[GAME_MAX_SEATS];

@@ -301,22 +301,49 @@ static int handlers__seat_then_post(game_svc *svc, game_entry *e, game_op *op)
     return GAME_OP_POST;
 }
 
+/* Drafts: the post step queues a job for the drafts thread (drafts.h) and
+ * returns; the job's callback finishes the call on that thread when Redis
+ * has answered. The op lives in the call's arena, which lives until the
+ * call is finished, and nothing else touches the call meanwhile. */
+
+static void handlers__draft_failed(game_op *op, int rc)
+{
+    if (rc == GAME_DRAFTS_EXPIRED)
+        rpc_call_fail(op->call, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline_exceeded",
+                      "the deadline passed while the draft store was busy");
+    else
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "drafts_unavailable",
+                      "the draft store is unavailable");
+}
+
+static void handlers__draft_saved(void *arg, int rc, const uint8_t *value, size_t len)
+{
+    game_op *op = arg;
+    if (rc != GAME_DRAFTS_OK)
+        handlers__draft_failed(op, rc);
+    else
+        rpc_call_reply(op->call, &op->draft->base);
+}
+
 static void handlers__save_draft_post(game_svc *svc, game_op *op)
 {
     const Scrabble__V1__SaveDraftRequest *r = (const Scrabble__V1__SaveDraftRequest *)op->req;
     Scrabble__V1__Draft *d =
         RPC_ARENA_MSG(rpc_call_arena(op->call), Scrabble__V1__Draft, scrabble__v1__draft__init);
+    if (!d) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return;
+    }
     d->game_id = op->game_id;
     d->placements = r->placements;
     d->n_placements = r->n_placements;
     d->rack_order = r->rack_order;
     d->saved_at_ms = game_now_ms();
-    if (game_drafts_save(svc->drafts, op->game_id, op->account_id, d) != GAME_DRAFTS_OK) {
-        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "drafts_unavailable",
-                      "the draft store is unavailable");
-        return;
-    }
-    rpc_call_reply(op->call, &d->base);
+    op->draft = d;
+    if (game_drafts_save(svc->drafts, op->game_id, op->account_id, d,
+                         rpc_call_remaining_ms(op->call), handlers__draft_saved,
+                         op) != GAME_DRAFTS_OK)
+        handlers__draft_failed(op, GAME_DRAFTS_UNAVAILABLE);
 }
 
 /* A draft need not be a legal play (it may be half made), but its squares
@@ -365,21 +392,34 @@ static void handlers_save_draft(rpc_call *call, const ProtobufCMessage *req, voi
     game_dispatch(svc, r->game_id, op);
 }
 
-static void handlers__get_draft_post(game_svc *svc, game_op *op)
+static void handlers__draft_got(void *arg, int rc, const uint8_t *value, size_t len)
 {
-    Scrabble__V1__Draft *d = NULL;
+    game_op *op = arg;
     rpc_arena *a = rpc_call_arena(op->call);
-    int rc = game_drafts_get(svc->drafts, op->game_id, op->account_id, a, &d);
-    if (rc == GAME_DRAFTS_UNAVAILABLE) {
-        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "drafts_unavailable",
-                      "the draft store is unavailable");
+    Scrabble__V1__Draft *d = NULL;
+    if (rc != GAME_DRAFTS_OK) {
+        handlers__draft_failed(op, rc);
         return;
     }
+    if (value)
+        d = scrabble__v1__draft__unpack(rpc_arena_allocator(a), len, value);
     if (!d) { /* none saved (or unreadable): an empty draft */
         d = RPC_ARENA_MSG(a, Scrabble__V1__Draft, scrabble__v1__draft__init);
+        if (!d) {
+            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
+                          "out of memory");
+            return;
+        }
         d->game_id = op->game_id;
     }
     rpc_call_reply(op->call, &d->base);
+}
+
+static void handlers__get_draft_post(game_svc *svc, game_op *op)
+{
+    if (game_drafts_get(svc->drafts, op->game_id, op->account_id, rpc_call_remaining_ms(op->call),
+                        handlers__draft_got, op) != GAME_DRAFTS_OK)
+        handlers__draft_failed(op, GAME_DRAFTS_UNAVAILABLE);
 }
 
 static void handlers_get_draft(rpc_call *call, const ProtobufCMessage *req, void *svc)

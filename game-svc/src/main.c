@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     }
     metrics_registry *reg = rpc_server_metrics(server);
     svc.cache = game_cache_create((size_t)svc.cfg.cache_mb << 20);
-    svc.drafts = game_drafts_create(svc.cfg.redis, svc.cfg.redis_secrets, svc.cfg.rpc.workers + 1);
+    svc.drafts = game_drafts_start(svc.cfg.redis, svc.cfg.redis_secrets, reg);
     svc.events = game_events_start(svc.cfg.redis, svc.cfg.redis_secrets, 100000, reg);
     if (!svc.cache || !svc.drafts || !svc.events ||
         game_store_open(&svc.store, svc.cfg.store, &store_tls, reg) != 0) {
@@ -111,11 +111,14 @@ out:
      * publisher (it drains its queue, counting in the server's metrics),
      * and only then the server, whose destroy frees those metrics: the
      * other way round a publisher still sending at SIGTERM wrote to freed
-     * memory (seen under ASan in integration.idempotency). */
+     * memory (seen under ASan in integration.idempotency). The drafts
+     * thread likewise: it makes a last try at owed deletes, counting what
+     * it has to drop. The deadline poller goes first: it dispatches
+     * operations that call the store. */
     game_deadlines_stop(&svc);
     game_store_close(&svc.store);
     game_events_stop(svc.events);
-    game_drafts_destroy(svc.drafts);
+    game_drafts_stop(svc.drafts);
     if (server)
         rpc_server_destroy(server);
     game_cache_destroy(svc.cache);

@@ -4,14 +4,27 @@
  * and the call continues in the callback, so no worker ever waits on the
  * network. Concurrent misses on one token each ask store-svc (rare: a
  * token's first calls after login are primed by gw_auth_remember).
+ *
+ * Store outages: a session the gateway has resolved (or issued) within
+ * --auth-ttl + --auth-outage-grace stays valid while store-svc cannot
+ * answer (UNAVAILABLE, e.g. db_unavailable, or no answer in time). Past
+ * the TTL every call of such a token still asks store-svc first, at most
+ * one call per GW_AUTH__RECHECK_MS (authcache.h, STALE), so a revoked
+ * session is refused as soon as the store answers again; the cached
+ * identity is used only when it cannot. A token the gateway has not seen
+ * (or seen too long ago) fails UNAVAILABLE unavailable, as before.
  */
 #include "gateway.h"
 
+#include "rpc/log.h"
 #include "scrabble/v1/store.pb-c.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+/* During an outage, how often one token's calls ask store-svc again. */
+#define GW_AUTH__RECHECK_MS 1000
 
 static void gw_auth__set_identity(gw_req *r, const gw_identity *id)
 {
@@ -31,9 +44,13 @@ void gw_auth_remember(gw_ctx *gw, const char *token, int64_t account_id, const c
     gw_identity id = {.account_id = account_id};
     snprintf(id.handle, sizeof id.handle, "%s", handle ? handle : "");
     int64_t until = gw_now_ms() + gw->cfg.auth_ttl_ms;
+    int64_t grace = until + gw->cfg.auth_outage_grace_ms;
+    /* The session's own expiry bounds both: an outage never extends it. */
     if (expires_at_ms > 0 && expires_at_ms < until)
         until = expires_at_ms;
-    gw_authcache_put(gw->auth, token, strlen(token), &id, until);
+    if (expires_at_ms > 0 && expires_at_ms < grace)
+        grace = expires_at_ms;
+    gw_authcache_put(gw->auth, token, strlen(token), &id, until, grace);
 }
 
 static void gw_auth__unauthenticated(gw_req *r, const char *why)
@@ -62,10 +79,24 @@ static void gw_auth__resolved(void *arg, const rpc_status *st, ProtobufCMessage 
     }
     if (st->code == GRPC_STATUS_UNAUTHENTICATED || st->code == GRPC_STATUS_NOT_FOUND) {
         gw_identity bad = {.account_id = 0};
-        if (gw->cfg.auth_negative_ttl_ms > 0)
-            gw_authcache_put(gw->auth, token, strlen(token), &bad,
-                             gw_now_ms() + gw->cfg.auth_negative_ttl_ms);
+        int64_t until = gw_now_ms() + gw->cfg.auth_negative_ttl_ms;
+        /* Also when negative caching is off: the rejection must replace a
+         * fallback entry (a revoked session), so it is stored briefly. */
+        gw_authcache_put(gw->auth, token, strlen(token), &bad,
+                         gw->cfg.auth_negative_ttl_ms > 0 ? until : gw_now_ms() + 1, 0);
         gw_auth__unauthenticated(r, "invalid or expired token");
+        return;
+    }
+    if (r->has_fallback &&
+        (st->code == GRPC_STATUS_UNAVAILABLE || st->code == GRPC_STATUS_DEADLINE_EXCEEDED) &&
+        !rpc_call_cancelled(r->call)) {
+        /* The store cannot say: the session was valid when last resolved,
+         * within the outage grace. */
+        metric_add(gw->m.auth_outage_served, 1);
+        log_debug("auth_outage_fallback", "account=%lld code=%s reason=%s",
+                  (long long)r->fallback.account_id, rpc_status_code_name(st->code), st->reason);
+        gw_auth__set_identity(r, &r->fallback);
+        r->next(r);
         return;
     }
     /* The session store is down or slow: the caller may retry. */
@@ -105,7 +136,7 @@ void gw_auth_begin(gw_req *r, gw_action next)
         return;
     }
     gw_identity id;
-    switch (gw_authcache_get(gw->auth, tok, tlen, gw_now_ms(), &id)) {
+    switch (gw_authcache_get(gw->auth, tok, tlen, gw_now_ms(), GW_AUTH__RECHECK_MS, &id)) {
     case GW_AUTH_HIT:
         metric_add(gw->m.auth_hit, 1);
         gw_auth__set_identity(r, &id);
@@ -115,6 +146,10 @@ void gw_auth_begin(gw_req *r, gw_action next)
         metric_add(gw->m.auth_hit, 1);
         gw_auth__unauthenticated(r, "invalid or expired token");
         return;
+    case GW_AUTH_STALE:
+        r->fallback = id;
+        r->has_fallback = true;
+        break;
     default:
         break;
     }

@@ -10,8 +10,9 @@
 #define GW_AUTH_LOCKS 64 /* power of two; a set's lock is set index % LOCKS */
 
 typedef struct gw_auth_entry {
-    uint64_t hash; /* 0: empty */
-    int64_t expires_at_ms;
+    uint64_t hash;          /* 0: empty */
+    int64_t expires_at_ms;  /* trusted until */
+    int64_t stale_until_ms; /* then a fallback until (>= expires_at_ms) */
     gw_identity id;
     uint8_t token_len;
     char token[GW_AUTH_TOKEN_MAX];
@@ -70,7 +71,7 @@ void gw_authcache_destroy(gw_authcache *c)
 }
 
 int gw_authcache_get(gw_authcache *c, const char *token, size_t token_len, int64_t now_ms,
-                     gw_identity *out)
+                     int64_t recheck_ms, gw_identity *out)
 {
     if (token_len == 0 || token_len >= GW_AUTH_TOKEN_MAX)
         return GW_AUTH_MISS;
@@ -84,11 +85,18 @@ int gw_authcache_get(gw_authcache *c, const char *token, size_t token_len, int64
         gw_auth_entry *e = &ways[w];
         if (e->hash != h || e->token_len != token_len || memcmp(e->token, token, token_len) != 0)
             continue;
-        if (e->expires_at_ms <= now_ms) {
+        if (e->stale_until_ms <= now_ms) {
             e->hash = 0; /* expired: free the way */
             break;
         }
-        if (e->id.account_id == 0) {
+        if (e->expires_at_ms <= now_ms) {
+            /* Within the outage grace: the caller asks the store; the
+             * token's other calls trust the entry meanwhile. */
+            e->expires_at_ms =
+                now_ms + recheck_ms < e->stale_until_ms ? now_ms + recheck_ms : e->stale_until_ms;
+            *out = e->id;
+            rc = GW_AUTH_STALE;
+        } else if (e->id.account_id == 0) {
             rc = GW_AUTH_BAD;
         } else {
             *out = e->id;
@@ -101,7 +109,7 @@ int gw_authcache_get(gw_authcache *c, const char *token, size_t token_len, int64
 }
 
 void gw_authcache_put(gw_authcache *c, const char *token, size_t token_len, const gw_identity *id,
-                      int64_t expires_at_ms)
+                      int64_t expires_at_ms, int64_t stale_until_ms)
 {
     if (token_len == 0 || token_len >= GW_AUTH_TOKEN_MAX)
         return;
@@ -118,11 +126,14 @@ void gw_authcache_put(gw_authcache *c, const char *token, size_t token_len, cons
             break;
         }
         if (!victim || e->hash == 0 ||
-            (victim->hash != 0 && e->expires_at_ms < victim->expires_at_ms))
+            (victim->hash != 0 && e->stale_until_ms < victim->stale_until_ms))
             victim = e;
     }
     victim->hash = h;
     victim->expires_at_ms = expires_at_ms;
+    /* A rejected token is never a fallback. */
+    victim->stale_until_ms =
+        id->account_id != 0 && stale_until_ms > expires_at_ms ? stale_until_ms : expires_at_ms;
     victim->id = *id;
     victim->id.handle[GW_AUTH_HANDLE_MAX - 1] = '\0';
     victim->token_len = (uint8_t)token_len;
@@ -138,7 +149,7 @@ size_t gw_authcache_count(gw_authcache *c, int64_t now_ms)
         pthread_mutex_lock(mu);
         for (int w = 0; w < GW_AUTH_WAYS; w++) {
             const gw_auth_entry *e = &c->entries[set * GW_AUTH_WAYS + w];
-            if (e->hash != 0 && e->expires_at_ms > now_ms)
+            if (e->hash != 0 && e->stale_until_ms > now_ms)
                 n++;
         }
         pthread_mutex_unlock(mu);

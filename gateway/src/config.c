@@ -31,6 +31,9 @@ static const cfg_option gw_options[] = {
     GW_OPT_DUR(
         auth_negative_ttl_ms, "auth-negative-ttl", 0, 600000, "2s",
         "how long a rejected token is remembered (saves store calls under forged-token floods)"),
+    GW_OPT_DUR(auth_outage_grace_ms, "auth-outage-grace", 0, 86400000, "15m",
+               "how long past --auth-ttl a session the gateway has seen stays valid while "
+               "store-svc cannot answer (store or Postgres down); 0: off"),
     GW_OPT_INT(auth_cache_size, "auth-cache-size", 16, 10000000, "100000", "token cache entries"),
     GW_OPT_INT(rate[GW_RATE_READ], "rate-read", 0, 1000000, "50",
                "reads per second per account (0: unlimited)"),

@@ -19,6 +19,7 @@ typedef struct gw_config {
     char redis_secrets[512];  /* dir of redis-<user>.pass; "" = no AUTH */
     int auth_ttl_ms;          /* positive cache entries live this long */
     int auth_negative_ttl_ms; /* rejected tokens are remembered this long */
+    int auth_outage_grace_ms; /* seen sessions outlive the TTL this long in a store outage */
     int auth_cache_size;      /* entries */
     int rate[4], burst[4];    /* by gw_rate_class */
     int ratelimit_accounts;   /* accounts tracked by the limiter */

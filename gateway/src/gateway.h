@@ -63,7 +63,7 @@ typedef struct gw_ctx {
 
     struct {
         metric *rate_limited[GW_RATE_CLASSES];
-        metric *auth_hit, *auth_miss, *auth_rejected;
+        metric *auth_hit, *auth_miss, *auth_rejected, *auth_outage_served;
         metric *forwarded, *downstream_unavailable;
         metric *subscribers, *events_delivered, *events_unrouted, *slow_consumers;
         metric *published, *publish_dropped;
@@ -80,6 +80,8 @@ struct gw_req {
     const ProtobufCMessage *msg;
     const gw_method *method;
     gw_identity who;
+    gw_identity fallback; /* auth.c: a STALE entry's identity, for a store outage */
+    bool has_fallback;
     char account_str[24];
     rpc_metadata md[2];     /* scrabble-account-id, scrabble-handle */
     gw_action next;         /* auth.c: what runs once authenticated */

@@ -66,6 +66,9 @@ static void gw_metrics_init(gw_ctx *gw)
                                       "Token lookups sent to store-svc");
     gw->m.auth_rejected =
         metrics_counter(reg, "gateway_auth_rejected_total", NULL, "Calls failed UNAUTHENTICATED");
+    gw->m.auth_outage_served =
+        metrics_counter(reg, "gateway_auth_outage_served_total", NULL,
+                        "Calls let through on a cached session while store-svc could not answer");
     gw->m.forwarded =
         metrics_counter(reg, "gateway_forwarded_total", NULL, "Game calls forwarded to game-svc");
     gw->m.downstream_unavailable = metrics_counter(reg, "gateway_downstream_unavailable_total",

@@ -7,6 +7,9 @@
  *
  *   bare-echo PORT [THREADS] [fail]     (stops on SIGINT/SIGTERM)
  *
+ * It also holds /grpc.health.v1.Health/Watch streams open (bare_watch in
+ * bare_server.h), for the floor benchmark of quiet connections.
+ *
  * With "fail" every call is answered as the gateway's limiter answers a
  * call over budget: no message, RESOURCE_EXHAUSTED with the same details
  * and scrabble-reason trailer. That is the C core's own cost of such a
@@ -32,6 +35,7 @@ typedef struct echo_call {
     grpc_metadata reason; /* fail mode: the scrabble-reason trailer */
 } echo_call;
 
+static bare_server bare;
 static grpc_server *server;
 static void *method;
 static int fail_mode;
@@ -49,12 +53,18 @@ static void *echo_worker(void *arg)
     grpc_completion_queue *cq = arg;
     /* HealthCheckResponse{status: SERVING} */
     static const unsigned char serving[] = {0x08, 0x01};
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 16; i++) {
         echo_request(cq);
+        bare_watch_request(&bare, cq);
+    }
     for (;;) {
         grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
+        if (bare_is_watch(ev.tag)) {
+            bare_watch_event(&bare, cq, ev.tag, ev.success);
+            continue;
+        }
         echo_call *c = ev.tag;
         if (!c->replying) {
             if (!ev.success) {
@@ -113,18 +123,18 @@ int main(int argc, char **argv)
     if (nthreads < 1 || nthreads > BARE_MAX_THREADS)
         nthreads = 1;
     fail_mode = argc > 3 && strcmp(argv[3], "fail") == 0;
-    bare_server b;
-    int port = bare_server_listen(&b, argv[1], "/grpc.health.v1.Health/Check", nthreads);
+    bare_server *b = &bare;
+    int port = bare_server_listen(b, argv[1], "/grpc.health.v1.Health/Check", nthreads);
     if (port == 0) {
         fprintf(stderr, "bare-echo: cannot listen on 127.0.0.1:%s\n", argv[1]);
         return 1;
     }
-    server = b.server;
-    method = b.method;
-    bare_server_start(&b, echo_worker);
+    server = b->server;
+    method = b->method;
+    bare_server_start(b, echo_worker);
     printf("bare-echo listening on %d with %d threads\n", port, nthreads);
     fflush(stdout);
-    bare_server_wait_and_stop(&b);
+    bare_server_wait_and_stop(b);
     grpc_shutdown();
     return 0;
 }

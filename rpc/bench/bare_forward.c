@@ -54,6 +54,7 @@ typedef struct fwd_call {
 } fwd_call;
 
 static grpc_server *server;
+static bare_server bare;
 static grpc_channel *channel;
 static void *in_method;
 static grpc_slice out_path;
@@ -159,12 +160,18 @@ static void fwd_reply(fwd_call *c)
 static void *fwd_worker(void *arg)
 {
     grpc_completion_queue *cq = arg;
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 16; i++) {
         fwd_request(cq);
+        bare_watch_request(&bare, cq);
+    }
     for (;;) {
         grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
+        if (bare_is_watch(ev.tag)) {
+            bare_watch_event(&bare, cq, ev.tag, ev.success);
+            continue;
+        }
         fwd_call *c = ev.tag;
         switch (c->state) {
         case FWD_ARRIVING:
@@ -207,14 +214,14 @@ int main(int argc, char **argv)
         out_md[out_md_count].key = grpc_slice_from_static_string(argv[i]);
         out_md[out_md_count++].value = grpc_slice_from_static_string(eq + 1);
     }
-    bare_server b;
-    int port = bare_server_listen(&b, argv[1], argv[3], nthreads);
+    bare_server *b = &bare;
+    int port = bare_server_listen(b, argv[1], argv[3], nthreads);
     if (port == 0) {
         fprintf(stderr, "bare-forward: cannot listen on 127.0.0.1:%s\n", argv[1]);
         return 1;
     }
-    server = b.server;
-    in_method = b.method;
+    server = b->server;
+    in_method = b->method;
 
     /* The channel settings of the runtime (rpc/src/client.c) that matter
      * per call: no retries, no channelz, no keepalive pings. */
@@ -229,11 +236,11 @@ int main(int argc, char **argv)
     grpc_channel_credentials_release(ccreds);
     out_path = grpc_slice_from_static_string(argv[4]);
 
-    bare_server_start(&b, fwd_worker);
+    bare_server_start(b, fwd_worker);
     printf("bare-forward listening on %d, forwarding %s to %s%s with %d threads\n", port, argv[3],
            argv[2], argv[4], nthreads);
     fflush(stdout);
-    bare_server_wait_and_stop(&b);
+    bare_server_wait_and_stop(b);
     grpc_channel_destroy(channel);
     grpc_shutdown();
     return 0;

@@ -14,12 +14,15 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define BARE_MAX_THREADS 64
 
 typedef struct bare_server {
     grpc_server *server;
     void *method; /* the registered method, its payload read with the call */
+    void *watch;  /* /grpc.health.v1.Health/Watch, held open (bare_watch) */
     int nthreads;
     grpc_completion_queue *cqs[BARE_MAX_THREADS];
     pthread_t threads[BARE_MAX_THREADS];
@@ -43,6 +46,8 @@ static int bare_server_listen(bare_server *b, const char *port, const char *path
     b->server = grpc_server_create(&args, NULL);
     b->method = grpc_server_register_method(b->server, path, NULL,
                                             GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+    b->watch = grpc_server_register_method(b->server, "/grpc.health.v1.Health/Watch", NULL,
+                                           GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
     for (int i = 0; i < nthreads; i++) {
         b->cqs[i] = grpc_completion_queue_create_for_next(NULL);
         grpc_server_register_completion_queue(b->server, b->cqs[i], NULL);
@@ -53,6 +58,67 @@ static int bare_server_listen(bare_server *b, const char *port, const char *path
     int bound = grpc_server_add_http2_port(b->server, addr, creds);
     grpc_server_credentials_release(creds);
     return bound;
+}
+
+/* A held server stream, the shape of a player's Subscribe: Watch answers
+ * SERVING once and then stays open, sending nothing, until the client
+ * cancels it (scripts/bench/floor.sh drives it with sparse-drive). One batch
+ * and one completion per stream. Its tag starts with BARE_WATCH_TAG, which
+ * no other tag of the bare servers starts with (their first field is a
+ * small state number): a worker hands such tags to bare_watch_event. */
+#define BARE_WATCH_TAG 0x57617463
+
+typedef struct bare_watch {
+    int tag;
+    int arrived;
+    grpc_call *call;
+    gpr_timespec deadline;
+    grpc_metadata_array md;
+    grpc_byte_buffer *req, *reply;
+    int cancelled;
+} bare_watch;
+
+static void bare_watch_request(bare_server *b, grpc_completion_queue *cq)
+{
+    bare_watch *w = calloc(1, sizeof(*w));
+    w->tag = BARE_WATCH_TAG;
+    grpc_metadata_array_init(&w->md);
+    grpc_server_request_registered_call(b->server, b->watch, &w->call, &w->deadline, &w->md,
+                                        &w->req, cq, cq, w);
+}
+
+static int bare_is_watch(void *tag)
+{
+    return *(int *)tag == BARE_WATCH_TAG;
+}
+
+static void bare_watch_event(bare_server *b, grpc_completion_queue *cq, bare_watch *w, int success)
+{
+    if (!w->arrived && success) {
+        static const unsigned char serving[] = {0x08, 0x01};
+        bare_watch_request(b, cq);
+        w->arrived = 1;
+        grpc_slice s = grpc_slice_from_static_buffer(serving, sizeof(serving));
+        w->reply = grpc_raw_byte_buffer_create(&s, 1);
+        grpc_op ops[3];
+        memset(ops, 0, sizeof(ops));
+        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+        ops[1].op = GRPC_OP_SEND_MESSAGE;
+        ops[1].data.send_message.send_message = w->reply;
+        ops[2].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        ops[2].data.recv_close_on_server.cancelled = &w->cancelled;
+        grpc_call_start_batch(w->call, ops, 3, w, NULL);
+        return;
+    }
+    /* Closed by the client (or shutting down before it arrived). */
+    if (w->req)
+        grpc_byte_buffer_destroy(w->req);
+    if (w->reply)
+        grpc_byte_buffer_destroy(w->reply);
+    grpc_metadata_array_destroy(&w->md);
+    if (w->call)
+        grpc_call_unref(w->call);
+    free(w);
 }
 
 /* Starts the server and one worker(cq) per thread. */

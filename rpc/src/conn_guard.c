@@ -114,11 +114,16 @@ struct rpc__guard {
     int64_t admitted; /* calls let through and not yet freed */
     int64_t last_sweep_ns;
     _Atomic int64_t last_box_scan_ns;
-    /* When a connection was last shut down for abuse, and whether memory
-     * has been handed back to the system since (see rpc__guard_admit). */
-    int64_t last_abuse_ns;
-    bool trimmed;
-    int port; /* our listening port, to match the core's sockets */
+    /* The trimmer: after an attack (a connection shut down for abuse, or
+     * bulk requests) has stopped for RPC__GUARD_IDLE_NS, hand the freed
+     * memory back (rpc__guard_trimmer). Guarded by trim_mu, which may be
+     * taken under mu, never the other way round. */
+    pthread_mutex_t trim_mu;
+    pthread_cond_t trim_cv;
+    pthread_t trim_thread;
+    bool trim_started, trim_stop, trim_idle;
+    int64_t last_abuse_ns; /* 0: nothing to hand back */
+    int port;              /* our listening port, to match the core's sockets */
     int max_per_conn, max_calls, max_resets;
     int64_t penalty_ns;
     metric *refused[RPC__GUARD_NREASONS];
@@ -169,6 +174,49 @@ static uint64_t rpc__guard_hash(const char *s, size_t n)
     return h;
 }
 
+/* An attack leaves the core's and our freed call memory in malloc's free
+ * lists, which glibc keeps; once it has stopped for a few seconds, the
+ * trimmer hands that memory back so RSS returns to where it was. A thread
+ * of its own, asleep without a timeout until there is something to hand
+ * back: no call has to arrive after the attack for RSS to come down, and an
+ * idle server pays no wakeup for it. */
+static void *rpc__guard_trimmer(void *arg)
+{
+    rpc__guard *g = arg;
+    pthread_mutex_lock(&g->trim_mu);
+    while (!g->trim_stop) {
+        if (g->last_abuse_ns == 0) {
+            g->trim_idle = true;
+            pthread_cond_wait(&g->trim_cv, &g->trim_mu);
+            g->trim_idle = false;
+            continue;
+        }
+        int64_t due = g->last_abuse_ns + RPC__GUARD_IDLE_NS;
+        if (rpc__guard_now_ns() < due) {
+            struct timespec ts = {.tv_sec = due / 1000000000LL, .tv_nsec = due % 1000000000LL};
+            pthread_cond_timedwait(&g->trim_cv, &g->trim_mu, &ts);
+            continue;
+        }
+        g->last_abuse_ns = 0;
+        pthread_mutex_unlock(&g->trim_mu);
+        malloc_trim(0);
+        pthread_mutex_lock(&g->trim_mu);
+    }
+    pthread_mutex_unlock(&g->trim_mu);
+    return NULL;
+}
+
+/* Something left memory to hand back (see rpc__guard_trimmer). Only an idle
+ * trimmer is woken: a busy one re-reads last_abuse_ns when its wait ends. */
+static void rpc__guard_waste(rpc__guard *g, int64_t now)
+{
+    pthread_mutex_lock(&g->trim_mu);
+    g->last_abuse_ns = now;
+    if (g->trim_idle)
+        pthread_cond_signal(&g->trim_cv);
+    pthread_mutex_unlock(&g->trim_mu);
+}
+
 rpc__guard *rpc__guard_create(const rpc_server_config *cfg, metrics_registry *m)
 {
     rpc__guard *g = calloc(1, sizeof(*g));
@@ -201,6 +249,19 @@ rpc__guard *rpc__guard_create(const rpc_server_config *cfg, metrics_registry *m)
                                       "Calls the client cancelled before their deadline");
     if (g->closed_abuse == NULL || g->boxed_gauge == NULL || g->resets_total == NULL)
         goto fail;
+    pthread_mutex_init(&g->trim_mu, NULL);
+    /* CLOCK_MONOTONIC, the clock of rpc__guard_now_ns. */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->trim_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&g->trim_thread, NULL, rpc__guard_trimmer, g) != 0) {
+        pthread_cond_destroy(&g->trim_cv);
+        pthread_mutex_destroy(&g->trim_mu);
+        goto fail;
+    }
+    g->trim_started = true;
     return g;
 fail:
     free(g->conns);
@@ -218,6 +279,15 @@ void rpc__guard_destroy(rpc__guard *g)
 {
     if (g == NULL)
         return;
+    if (g->trim_started) {
+        pthread_mutex_lock(&g->trim_mu);
+        g->trim_stop = true;
+        pthread_cond_signal(&g->trim_cv);
+        pthread_mutex_unlock(&g->trim_mu);
+        pthread_join(g->trim_thread, NULL);
+        pthread_cond_destroy(&g->trim_cv);
+        pthread_mutex_destroy(&g->trim_mu);
+    }
     for (int b = 0; b < RPC__GUARD_BUCKETS; b++) {
         for (rpc__guard_conn *c = g->conns[b], *next; c; c = next) {
             next = c->next;
@@ -542,17 +612,8 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, rpc__guard_co
     bool flooding = false;
 
     pthread_mutex_lock(&g->mu);
-    bool trim = false;
-    if (now - g->last_sweep_ns > RPC__GUARD_WINDOW_NS) {
+    if (now - g->last_sweep_ns > RPC__GUARD_WINDOW_NS)
         rpc__guard_sweep_locked(g, now);
-        /* An attack leaves the core's and our freed call memory in malloc's
-         * free lists, which glibc keeps; once the abuse has stopped for a
-         * few seconds, hand it back so RSS returns to where it was. */
-        if (!g->trimmed && g->last_abuse_ns > 0 && now - g->last_abuse_ns > RPC__GUARD_IDLE_NS) {
-            g->trimmed = true;
-            trim = true;
-        }
-    }
     rpc__guard_conn *c = g->conns[h % RPC__GUARD_BUCKETS];
     while (c && !(c->hash == h && strncmp(c->peer, peer, plen) == 0 && c->peer[plen] == '\0'))
         c = c->next;
@@ -622,8 +683,6 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, rpc__guard_co
     }
     if (scan)
         rpc__guard_box_scan(g, now);
-    if (trim)
-        malloc_trim(0);
     return verdict;
 }
 
@@ -673,11 +732,9 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled, bo
         completed = c->completed;
         memcpy(peer, c->peer, sizeof(peer));
     }
-    if (cut || recut) {
-        g->last_abuse_ns = now;
-        g->trimmed = false;
-    }
     pthread_mutex_unlock(&g->mu);
+    if (cut || recut)
+        rpc__guard_waste(g, now);
 
     if (recut) {
         /* Counted and logged only when a live socket was found: a call
@@ -695,4 +752,13 @@ void rpc__guard_end(rpc__guard *g, rpc__guard_conn *c, bool client_cancelled, bo
         snprintf(why, sizeof(why), "resets=%d,completed=%d", resets, completed);
         rpc__guard_close(g, peer, why);
     }
+}
+
+/* A flood of 4 MiB requests (refused by size, by token, or by a throttle)
+ * leaves tens of MB of the core's receive buffers in glibc's free lists
+ * after it stops: the same trim as after a stream-abuse attack brings RSS
+ * back. Legitimate bulk requests only delay the trim until they stop. */
+void rpc__guard_note_bulk(rpc__guard *g)
+{
+    rpc__guard_waste(g, rpc__guard_now_ns());
 }

@@ -89,6 +89,9 @@ typedef enum rpc__guard_reason {
 typedef struct rpc__guard rpc__guard;
 typedef struct rpc__guard_conn rpc__guard_conn;
 struct metrics_registry;
+/* Turns abseil's mutex deadlock detector off (absl_tune.cc); before grpc_init. */
+void rpc__absl_tune(void);
+
 /* NULL on out of memory. Free with rpc__guard_destroy. */
 rpc__guard *rpc__guard_create(const rpc_server_config *cfg, struct metrics_registry *m);
 void rpc__guard_destroy(rpc__guard *g);
@@ -101,6 +104,12 @@ rpc__guard_reason rpc__guard_admit(rpc__guard *g, grpc_call *call, rpc__guard_co
  * before its deadline (a reset); admitted: rpc__guard_admit said OK. May
  * shut the connection down. */
 void rpc__guard_end(rpc__guard *g, rpc__guard_conn *conn, bool client_cancelled, bool admitted);
+/* Requests at least this large leave megabytes in malloc's free lists once
+ * the core and the decoder are done with them (see rpc__guard_note_bulk). */
+#define RPC__GUARD_BULK_BYTES (1u << 20)
+/* A request of RPC__GUARD_BULK_BYTES or more arrived: once they stop, the
+ * memory is handed back as after a stream-abuse attack. */
+void rpc__guard_note_bulk(rpc__guard *g);
 /* The scrabble-reason token and the status code of a refusal. */
 const char *rpc__guard_reason_name(rpc__guard_reason r);
 grpc_status_code rpc__guard_reason_code(rpc__guard_reason r);

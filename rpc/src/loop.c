@@ -138,6 +138,7 @@ void rpc_init(void)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
+    rpc__absl_tune();
     grpc_init();
 }
 

@@ -259,28 +259,62 @@ void rpc_redis_broken(rpc_redis *r)
     redis__fail(r);
 }
 
-redisReply *rpc_redis_command_argv(rpc_redis *r, int argc, const char **argv, const size_t *argvlen)
+/* Writes the n commands and reads their replies on the live connection.
+ * Returns 0, or -1 (errstr set, every reply freed and NULL) on an I/O
+ * error; the caller decides what happens to the connection. */
+static int redis__pipeline_once(rpc_redis *r, int n, const rpc_redis_cmd *cmds,
+                                redisReply **replies)
+{
+    int got = 0;
+    for (int i = 0; i < n; i++) {
+        replies[i] = NULL;
+        if (redisAppendCommandArgv(r->ctx, cmds[i].argc, cmds[i].argv, cmds[i].argvlen) != REDIS_OK)
+            goto fail;
+    }
+    for (; got < n; got++) {
+        void *rep = NULL;
+        if (redisGetReply(r->ctx, &rep) != REDIS_OK)
+            goto fail;
+        replies[got] = rep;
+    }
+    return 0;
+fail:
+    snprintf(r->errstr, sizeof r->errstr, "%s",
+             r->ctx->errstr[0] ? r->ctx->errstr : "out of memory");
+    for (int i = 0; i < got; i++) {
+        freeReplyObject(replies[i]);
+        replies[i] = NULL;
+    }
+    return -1;
+}
+
+int rpc_redis_pipeline(rpc_redis *r, int n, const rpc_redis_cmd *cmds, redisReply **replies)
 {
     /* A connection that was up may be stale; a fresh one gets no retry. */
     bool was_up = r->ctx != NULL;
+    for (int i = 0; i < n; i++)
+        replies[i] = NULL;
     if (rpc_redis_ensure(r) != 0)
-        return NULL;
-    redisReply *rep = redisCommandArgv(r->ctx, argc, argv, argvlen);
-    if (rep)
-        return rep;
-    snprintf(r->errstr, sizeof r->errstr, "%s", r->ctx->errstr);
+        return -1;
+    if (n <= 0 || redis__pipeline_once(r, n, cmds, replies) == 0)
+        return 0;
     redisFree(r->ctx);
     r->ctx = NULL;
     if (!was_up) {
         redis__fail(r);
-        return NULL;
+        return -1;
     }
     if (redis__connect(r) != 0) /* it has started the backoff */
-        return NULL;
-    rep = redisCommandArgv(r->ctx, argc, argv, argvlen);
-    if (rep)
-        return rep;
-    snprintf(r->errstr, sizeof r->errstr, "%s", r->ctx->errstr);
+        return -1;
+    if (redis__pipeline_once(r, n, cmds, replies) == 0)
+        return 0;
     redis__fail(r);
-    return NULL;
+    return -1;
+}
+
+redisReply *rpc_redis_command_argv(rpc_redis *r, int argc, const char **argv, const size_t *argvlen)
+{
+    rpc_redis_cmd cmd = {argc, argv, argvlen};
+    redisReply *rep;
+    return rpc_redis_pipeline(r, 1, &cmd, &rep) == 0 ? rep : NULL;
 }

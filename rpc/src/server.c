@@ -896,6 +896,8 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
      * handler work (conn_guard.c). */
     rpc__guard_reason why = rpc__guard_admit(s->guard, c->call, &c->conn);
     c->guard_admitted = why == RPC__GUARD_OK;
+    if (c->request != NULL && grpc_byte_buffer_length(c->request) >= RPC__GUARD_BULK_BYTES)
+        rpc__guard_note_bulk(s->guard);
     if (why == RPC__GUARD_ABUSE) {
         /* Its connection is being shut down: nobody will read a status.
          * Cancel and free it without a batch, so a backlog of such calls

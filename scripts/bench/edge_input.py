@@ -155,16 +155,18 @@ def _flood_proc(target, stop_at, q):
     q.put(counts)
 
 
-def run_attack(start, collect, measure):
-    """start() launches the attacker; RSS is sampled every 100 ms while
-    measure() runs here; collect(handle) waits for the attacker and returns
-    its counts. Returns (counts, measure's result, peak RSS)."""
-    peak = {n: rss_mb(pid) for n, pid in PIDS.items()}
+def run_attack(start, collect, measure, pids=None):
+    """start() launches the attacker; RSS of pids (default: the stack's) is
+    sampled every 100 ms while measure() runs here; collect(handle) waits for
+    the attacker and returns its counts. Returns (counts, measure's result,
+    peak RSS)."""
+    pids = PIDS if pids is None else pids
+    peak = {n: rss_mb(pid) for n, pid in pids.items()}
     done = threading.Event()
 
     def sample():
         while not done.is_set():
-            for n, pid in PIDS.items():
+            for n, pid in pids.items():
                 peak[n] = max(peak[n], rss_mb(pid))
             time.sleep(0.1)
     s = threading.Thread(target=sample, daemon=True)
@@ -228,13 +230,19 @@ def dense_control():
     answering every call with an error): how much of the good client's
     latency the machine and the core cost without any gateway code."""
     port = int(os.environ["BARE_PORT"])
+    pids = {"bare-echo": int(os.environ["BARE_PID"])}
     base = check_latencies(port, ATTACK_S)
-    proc = dense_attack("login", ATTACK_S, target=f"127.0.0.1:{port}")
-    lat = check_latencies(port, ATTACK_S)
-    proc.wait(ATTACK_S + 60)
+    before = rss_mb(pids["bare-echo"])
+    _, lat, peak = run_attack(lambda: dense_attack("login", ATTACK_S, target=f"127.0.0.1:{port}"),
+                              lambda proc: proc.wait(ATTACK_S + 60),
+                              lambda: check_latencies(port, ATTACK_S), pids)
+    time.sleep(10)
+    after = rss_mb(pids["bare-echo"])
     print(f"  control, the same 8 x 4 MiB Login attack on bare-echo fail: a good client's Health/Check "
           f"p99 {p(lat, .99):.2f} ms during, {p(base, .99):.2f} ms without (p50 {p(lat, .5):.2f} / "
           f"{p(base, .5):.2f} ms)")
+    print(f"    bare-echo RSS before {before:6.1f} MB  peak {peak['bare-echo']:6.1f} "
+          f"(+{peak['bare-echo'] - before:.1f})  10 s after {after:6.1f} (+{after - before:.1f})")
 
 
 def login_latencies(edge, handles, seconds):

@@ -68,7 +68,7 @@ fail_port=$(free_port)
 "$BUILD_DIR/bin/bare-echo" "$fail_port" 2 fail >/dev/null &
 fail_pid=$!
 stack_defer "kill $fail_pid"
-export BARE_PORT=$fail_port
+export BARE_PORT=$fail_port BARE_PID=$fail_pid
 sleep 0.5
 if [ -n "${PARTS:-}" ]; then
     # shellcheck disable=SC2086

@@ -14,7 +14,9 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.request
+import uuid
 
 import grpc
 
@@ -181,6 +183,61 @@ class Subscription:
 
     def cancel(self):
         self.call.cancel()
+
+
+# ---- test helpers shared by the integration tests ---------------------------
+
+def new_player(target, prefix, password="correct horse battery"):
+    """Registers a fresh account (handle: prefix + 8 hex digits) and returns
+    an Edge carrying its token, with account_id and handle set."""
+    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
+    e = Edge(target)
+    r = e.call("Register", handle=handle, password=password)
+    e.token, e.account_id, e.handle = r.token, r.account_id, handle
+    return e
+
+
+def expect_error(code, reason, fn, *a, **kw):
+    """Calls fn, which must fail with `code` and `reason`; returns the error."""
+    try:
+        fn(*a, **kw)
+    except CallError as e:
+        assert e.code == code and e.reason == reason, f"want {code.name} {reason}, got {e.code.name} {e.reason}"
+        return e
+    raise AssertionError(f"want {code.name} {reason}, call succeeded")
+
+
+def poll(what, fn, timeout=30):
+    """fn() until it returns something true (returned), at most timeout s."""
+    deadline = time.time() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def run_tests(tests, benches=()):
+    """Runs the tests named on the command line (all tests when none; a
+    bench only when named), prints ok/FAIL per test and a summary, exits 1
+    on any failure."""
+    want = set(sys.argv[1:])
+    passed = failed = 0
+    for t in list(tests) + list(benches):
+        if (want and t.__name__ not in want) or (not want and t in benches):
+            continue
+        t0 = time.time()
+        try:
+            t()
+            passed += 1
+            print(f"ok   {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
+        except Exception:
+            failed += 1
+            print(f"FAIL {t.__name__}", flush=True)
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed", flush=True)
+    sys.exit(1 if failed else 0)
 
 
 def metric(port, name):

@@ -84,6 +84,22 @@ redisContext *rpc_redis_context(rpc_redis *r);
 redisReply *rpc_redis_command_argv(rpc_redis *r, int argc, const char **argv,
                                    const size_t *argvlen);
 
+/* One command of a pipeline (argv form, binary-safe). */
+typedef struct rpc_redis_cmd {
+    int argc;
+    const char **argv;
+    const size_t *argvlen;
+} rpc_redis_cmd;
+
+/* Runs n commands in one round trip (all written, then the replies read in
+ * order) under the policy above: when an I/O error hits a connection that
+ * was up, the whole pipeline is sent once more on a fresh connection, so
+ * use it only for commands that are safe to repeat (GET, SET, DEL).
+ * Returns 0 with replies[i] set (free each with freeReplyObject; an error
+ * reply is a reply), or -1 when Redis cannot be reached (every replies[i]
+ * NULL). */
+int rpc_redis_pipeline(rpc_redis *r, int n, const rpc_redis_cmd *cmds, redisReply **replies);
+
 /* Human text of the last failure ("" when none); owned by r. */
 const char *rpc_redis_errstr(const rpc_redis *r);
 

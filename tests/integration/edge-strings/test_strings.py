@@ -19,22 +19,13 @@ import uuid
 import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
-from edge_client import CallError, Edge, common_pb2, edge_pb2  # noqa: E402
+from edge_client import Edge, common_pb2, edge_pb2, expect_error  # noqa: E402
 from google.protobuf import descriptor as pbd  # noqa: E402
 
 TARGET = "127.0.0.1:" + os.environ["GATEWAY_PORT"]
 PG_PORT = os.environ["PG_PORT"]
 OK = grpc.StatusCode
 PASSWORD = "correct horse battery"
-
-
-def expect_error(code, reason, fn, *a, **kw):
-    try:
-        fn(*a, **kw)
-    except CallError as e:
-        assert e.code == code and e.reason == reason, f"want {code.name} {reason}, got {e}"
-        return e
-    raise AssertionError(f"want {code.name} {reason}, the call succeeded")
 
 
 def psql(sql):

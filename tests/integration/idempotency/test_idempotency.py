@@ -17,14 +17,13 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 import uuid
 
 import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "interop"))
 import edge_client as ec  # noqa: E402
-from edge_client import CallError, Edge, common_pb2  # noqa: E402
+from edge_client import CallError, Edge, common_pb2, expect_error, poll  # noqa: E402
 
 TARGET = "127.0.0.1:" + os.environ["GATEWAY_PORT"]
 MPORT = int(os.environ["GATEWAY_METRICS_PORT"])
@@ -36,23 +35,6 @@ S = grpc.StatusCode
 
 
 # ---- helpers ----------------------------------------------------------------
-
-def expect_error(code, reason, fn, *a, **kw):
-    try:
-        fn(*a, **kw)
-    except CallError as e:
-        assert e.code == code and e.reason == reason, f"want {code.name} {reason}, got {e.code.name} {e.reason}"
-        return e
-    raise AssertionError(f"want {code.name} {reason}, call succeeded")
-
-
-def new_player(prefix):
-    handle = f"{prefix}{uuid.uuid4().hex[:8]}"
-    e = Edge(TARGET)
-    r = e.call("Register", handle=handle, password="correct horse battery")
-    e.token, e.account_id, e.handle = r.token, r.account_id, handle
-    return e
-
 
 def open_subs(*edges):
     base = ec.metric(MPORT, "gateway_subscribers") or 0
@@ -132,16 +114,6 @@ def psql(sql):
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 0, p.stderr
     return p.stdout.strip()
-
-
-def poll(what, fn, timeout=30):
-    deadline = time.time() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.time() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def same_reply(got, want, what):
@@ -376,23 +348,12 @@ TESTS = [test_turn_repeat_after_opponent_moved, test_turn_repeat_after_game_over
          test_crash_between_commit_and_publish, test_chat_request_id, test_invite_request_id]
 
 
+def new_player(prefix):
+    return ec.new_player(TARGET, prefix)
+
+
 def main():
-    want = set(sys.argv[1:])
-    passed = failed = 0
-    for t in TESTS + BENCHES:
-        if (want and t.__name__ not in want) or (not want and t in BENCHES):
-            continue
-        t0 = time.time()
-        try:
-            t()
-            passed += 1
-            print(f"ok   {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
-        except Exception:
-            failed += 1
-            print(f"FAIL {t.__name__}", flush=True)
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed", flush=True)
-    sys.exit(1 if failed else 0)
+    ec.run_tests(TESTS, BENCHES)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 /* Unit tests for rpc/src/conn_guard.c: finding the core's socket for a
- * peer string and shutting it down (never closing it), over loopback. */
+ * peer string and shutting it down (never closing it), over loopback; and
+ * the trimmer handing memory back once bulk requests stop (malloc_trim is
+ * wrapped at link time to count its calls). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,12 +10,43 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "../../../rpc/src/internal.h"
+#include "rpc/metrics.h"
+#include "rpc/rpc.h"
+
+static atomic_int trims;
+
+int __wrap_malloc_trim(size_t pad);
+int __wrap_malloc_trim(size_t pad)
+{
+    (void)pad;
+    atomic_fetch_add(&trims, 1);
+    return 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static rpc__guard *guard_new(metrics_registry **m)
+{
+    rpc_server_config cfg;
+    rpc_server_config_defaults(&cfg, 0, 0);
+    *m = metrics_registry_create();
+    rpc__guard *g = rpc__guard_create(&cfg, *m);
+    assert_non_null(g);
+    return g;
+}
 
 /* A listening socket of `family` on loopback, a client connected to it
  * and the accepted end; the peer string as the core writes it. */
@@ -160,12 +193,58 @@ static void test_gone_peer(void **state)
     pair_close(&p);
 }
 
+/* Nothing to hand back: the trimmer sleeps, and destroy wakes and joins
+ * it at once. */
+static void test_trimmer_idle(void **state)
+{
+    (void)state;
+    metrics_registry *m;
+    atomic_store(&trims, 0);
+    rpc__guard *g = guard_new(&m);
+    rpc__guard_destroy(g);
+    metrics_registry_destroy(m);
+    assert_int_equal(atomic_load(&trims), 0);
+}
+
+/* Bulk requests, then quiet: exactly one trim follows, with no call
+ * arriving to trigger it (the wait is for the condition, bounded). */
+static void test_trimmer_after_bulk(void **state)
+{
+    (void)state;
+    metrics_registry *m;
+    atomic_store(&trims, 0);
+    rpc__guard *g = guard_new(&m);
+    for (int i = 0; i < 5; i++)
+        rpc__guard_note_bulk(g);
+    double end = now_s() + 30;
+    while (atomic_load(&trims) == 0 && now_s() < end)
+        usleep(20000);
+    assert_int_equal(atomic_load(&trims), 1);
+    rpc__guard_destroy(g);
+    metrics_registry_destroy(m);
+    assert_int_equal(atomic_load(&trims), 1);
+}
+
+/* Destroy while a trim is pending: the trimmer leaves its timed wait. */
+static void test_trimmer_stop_pending(void **state)
+{
+    (void)state;
+    metrics_registry *m;
+    atomic_store(&trims, 0);
+    rpc__guard *g = guard_new(&m);
+    rpc__guard_note_bulk(g);
+    rpc__guard_destroy(g);
+    metrics_registry_destroy(m);
+    assert_int_equal(atomic_load(&trims), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shutdown_ipv4), cmocka_unit_test(test_shutdown_v4_mapped),
-        cmocka_unit_test(test_shutdown_ipv6), cmocka_unit_test(test_no_match),
-        cmocka_unit_test(test_gone_peer),
+        cmocka_unit_test(test_shutdown_ipv4),      cmocka_unit_test(test_shutdown_v4_mapped),
+        cmocka_unit_test(test_shutdown_ipv6),      cmocka_unit_test(test_no_match),
+        cmocka_unit_test(test_gone_peer),          cmocka_unit_test(test_trimmer_idle),
+        cmocka_unit_test(test_trimmer_after_bulk), cmocka_unit_test(test_trimmer_stop_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
