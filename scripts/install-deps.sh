@@ -23,8 +23,10 @@ REQUIRED=(
 read -r -a extra_required <<<"${EXTRA_REQUIRED:-}"
 REQUIRED+=("${extra_required[@]}")
 # Nice to have: fuzzers (clang), formatting (clang-format), validating
-# compose/docker-compose.yml (docker-compose). Missing ones only warn.
-OPTIONAL=(clang clang-format docker-compose)
+# compose/docker-compose.yml (docker-compose), promtool for the
+# observability tests (prometheus, ~100 MB; tests/integration/observability
+# skip without it). Missing ones only warn.
+OPTIONAL=(clang clang-format docker-compose prometheus)
 
 missing_of() {
     local p status

@@ -65,6 +65,12 @@ read -r passed failed < <(counts "$out")
 if command -v clang >/dev/null 2>&1 && { [ $# -eq 0 ] || [[ " $* " == *" fuzz "* ]]; }; then
     FUZZ_BUILD=$(abspath "${FUZZ_BUILD_DIR:-build-fuzz}")
     fuzz_out=$FUZZ_BUILD/Testing/fuzz-output.log
+    # A cache from before the project used C++ (or made with another C++
+    # compiler) cannot link the fuzzers: start that build over.
+    if [ -f "$FUZZ_BUILD/CMakeCache.txt" ] &&
+        ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$FUZZ_BUILD/CMakeCache.txt"; then
+        rm -rf "$FUZZ_BUILD"
+    fi
     if { [ -f "$FUZZ_BUILD/CMakeCache.txt" ] ||
         cmake -S "$REPO_ROOT" -B "$FUZZ_BUILD" -DFUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
             -DCMAKE_BUILD_TYPE=Debug >/dev/null; } &&

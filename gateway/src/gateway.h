@@ -70,6 +70,7 @@ typedef struct gw_ctx {
         metric *throttled[2][GW_TH_BY_COUNT]; /* [login, register][by] */
         metric *login_failures, *throttle_entries[2];
         metric *unknown_stripped, *too_many_items;
+        metric *redis_subscribed; /* gateway_redis_subscribed, set by the watchdog */
     } m;
 } gw_ctx;
 

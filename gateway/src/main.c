@@ -43,6 +43,7 @@ static void *gw_watchdog__main(void *arg)
         /* The throttle tables never grow; these show how full they are. */
         metric_set(gw->m.throttle_entries[0], (int64_t)gw_throttle_count(gw->th_address));
         metric_set(gw->m.throttle_entries[1], (int64_t)gw_throttle_count(gw->th_handle));
+        metric_set(gw->m.redis_subscribed, gw->events && gw_events_connected(gw->events));
         for (int t = 0; t < 20 && !atomic_load(&w->stop); t++) {
             struct timespec ts = {0, 50 * 1000000L};
             nanosleep(&ts, NULL);
@@ -107,6 +108,10 @@ static void gw_metrics_init(gw_ctx *gw)
                         "Requests whose unknown fields were dropped before going downstream");
     gw->m.too_many_items = metrics_counter(reg, "gateway_repeated_refused_total", NULL,
                                            "Requests refused for too many placements or invitees");
+    /* Events reach this gateway's streams only while it is subscribed. */
+    gw->m.redis_subscribed = metrics_gauge(reg, "gateway_redis_subscribed", NULL,
+                                           "1 while the event subscriber's Redis connection is "
+                                           "subscribed");
 }
 
 int main(int argc, char **argv)

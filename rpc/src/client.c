@@ -18,6 +18,7 @@
 
 #include "internal.h"
 #include "rpc/log.h"
+#include "rpc/trace.h"
 
 #define RPC__MAX_CLIENT_MD 8
 #define RPC__DEFAULT_TIMEOUT_MS 5000
@@ -207,16 +208,26 @@ void rpc__status_from_core(rpc_status *st, grpc_status_code code, grpc_slice det
     }
 }
 
-/* Builds the outgoing metadata array; values are copied into slices that
- * rpc__md_release frees. */
-static size_t rpc__md_fill(grpc_metadata *out, const rpc_client_opts *opts)
+/* Builds the outgoing metadata array (room for RPC__MAX_CLIENT_MD + 1);
+ * values are copied into slices that rpc__md_release frees. A call started
+ * under a trace (rpc/trace.h) carries its traceparent, unless the caller
+ * set one itself (a tool speaking for a client). */
+static size_t rpc__md_fill(grpc_metadata *out, const rpc_client_opts *opts, const rpc_trace *trace)
 {
     size_t n = 0;
-    if (opts == NULL)
-        return 0;
-    for (size_t i = 0; i < opts->md_count && n < RPC__MAX_CLIENT_MD; i++) {
+    bool own_traceparent = false;
+    for (size_t i = 0; opts && i < opts->md_count && n < RPC__MAX_CLIENT_MD; i++) {
         out[n].key = grpc_slice_from_copied_string(opts->md[i].key);
         out[n].value = grpc_slice_from_copied_string(opts->md[i].value);
+        if (strcmp(opts->md[i].key, RPC_TRACE_HEADER) == 0)
+            own_traceparent = true;
+        n++;
+    }
+    if (trace->on && !own_traceparent) {
+        char tp[RPC_TRACEPARENT_LEN + 1];
+        rpc_trace_header(trace, tp);
+        out[n].key = grpc_slice_from_static_string(RPC_TRACE_HEADER);
+        out[n].value = grpc_slice_from_copied_buffer(tp, RPC_TRACEPARENT_LEN);
         n++;
     }
     return n;
@@ -233,7 +244,10 @@ static void rpc__md_release(grpc_metadata *md, size_t n)
 /* What one client call sends and receives: shared by the async unary, the
  * blocking and the streaming calls. */
 typedef struct rpc__exchange {
-    grpc_metadata md[RPC__MAX_CLIENT_MD];
+    grpc_metadata md[RPC__MAX_CLIENT_MD + 1]; /* + traceparent */
+    /* The trace the call was started under, entered again around its
+     * callbacks so they log and call on under the same trace. */
+    rpc_trace trace;
     size_t md_count;
     grpc_byte_buffer *send;
     grpc_byte_buffer *recv;
@@ -247,7 +261,12 @@ typedef struct rpc__exchange {
 static void rpc__exchange_init(rpc__exchange *x, const rpc_client_opts *opts,
                                grpc_byte_buffer *send)
 {
-    x->md_count = rpc__md_fill(x->md, opts);
+    const rpc_trace *cur = rpc_trace_current();
+    if (cur)
+        x->trace = *cur;
+    else
+        x->trace.on = false;
+    x->md_count = rpc__md_fill(x->md, opts, &x->trace);
     x->send = send;
     x->recv = NULL;
     grpc_metadata_array_init(&x->initial);
@@ -354,6 +373,7 @@ static void rpc__unary_done(rpc__tag *tag, bool ok)
     else
         rpc__status_from_core(&st, u->x.status, u->x.details, &u->x.trailing);
     atomic_fetch_sub(&u->loop->pending, 1);
+    rpc_trace prev = rpc_trace_enter(&u->x.trace);
 
     if (u->reply_desc == NULL) {
         grpc_byte_buffer *reply = u->x.recv;
@@ -362,6 +382,7 @@ static void rpc__unary_done(rpc__tag *tag, bool ok)
                   st.code == GRPC_STATUS_OK
                       ? reply
                       : (reply ? (grpc_byte_buffer_destroy(reply), NULL) : NULL));
+        rpc_trace_leave(&prev);
         rpc__unary_free(u);
         return;
     }
@@ -377,6 +398,7 @@ static void rpc__unary_done(rpc__tag *tag, bool ok)
         }
     }
     u->cb(u->arg, &st, msg);
+    rpc_trace_leave(&prev);
     if (msg && u->arena == NULL)
         protobuf_c_message_free_unpacked(msg, NULL);
     rpc__unary_free(u);
@@ -521,7 +543,9 @@ static void rpc__stream_unref(rpc_client_stream *s)
     else
         rpc_status_set(&st, GRPC_STATUS_UNAVAILABLE, "unavailable", "stream failed in transport");
     atomic_fetch_sub(&s->loop->pending, 1);
+    rpc_trace prev = rpc_trace_enter(&s->x.trace);
     s->on_end(s->arg, &st);
+    rpc_trace_leave(&prev);
     rpc__exchange_release(&s->x);
     grpc_call_unref(s->call);
     free(s);
@@ -557,7 +581,9 @@ static void rpc__stream_on_recv(rpc__tag *tag, bool ok)
             log_warn("stream_bad_message", "type=%s", s->reply_desc->name);
             grpc_call_cancel(s->call, NULL);
         } else {
+            rpc_trace prev = rpc_trace_enter(&s->x.trace);
             s->on_msg(s->arg, msg);
+            rpc_trace_leave(&prev);
             protobuf_c_message_free_unpacked(msg, NULL);
             rpc__stream_post_recv(s);
         }

@@ -130,6 +130,21 @@ int rpc__authz_add(rpc__authz *az, const ProtobufCServiceDescriptor *svc,
  * PERMISSION_DENIED with a reason) and must not be run. */
 bool rpc__authz_check(const rpc__authz *az, rpc_call *c);
 
+/* Trace context on the server side (trace.c): whether to trust a caller's
+ * traceparent and its sampled flag, and the span lines. */
+typedef struct rpc__tracer rpc__tracer;
+struct rpc_trace;
+/* NULL on out of memory. Free with rpc__tracer_destroy. */
+rpc__tracer *rpc__tracer_create(const rpc_server_config *cfg, struct metrics_registry *m);
+void rpc__tracer_destroy(rpc__tracer *tr);
+/* At arrival: the call's trace from its request metadata (continued when
+ * the traceparent is valid, fresh otherwise; off when tracing is off). */
+void rpc__trace_accept(rpc__tracer *tr, const grpc_metadata_array *md, struct rpc_trace *out);
+/* When the call is freed: its span line, if sampled or a server-side
+ * failure within the per-second budget. */
+void rpc__trace_end(rpc__tracer *tr, const struct rpc_trace *t, const char *method,
+                    grpc_status_code code, int64_t dur_ns);
+
 /* Names of the services registered (for reflection's list_services). */
 size_t rpc__server_service_names(rpc_server *s, const char **out, size_t max);
 

@@ -7,6 +7,7 @@
  * interleave. Nothing here allocates or takes a lock.
  */
 #include "rpc/log.h"
+#include "rpc/trace.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -57,30 +58,39 @@ void log_emit(int level, const char *event, const char *fmt, ...)
 
     char line[LOG__LINE_MAX];
     size_t len = 0;
+    /* A line written while a call is being served is about that call: it
+     * ends with the call's trace id (rpc/trace.h), room for which is kept
+     * even when the fields are truncated. */
+    const rpc_trace *trace = rpc_trace_current();
+    size_t cap = sizeof(line) - (trace ? sizeof(" trace_id=") - 1 + 32 : 0);
 
     struct timespec ts;
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    len += strftime(line, sizeof(line), "ts=%Y-%m-%dT%H:%M:%S", &tm);
-    int n = snprintf(line + len, sizeof(line) - len, ".%03ldZ level=%s svc=%s event=%s",
+    len += strftime(line, cap, "ts=%Y-%m-%dT%H:%M:%S", &tm);
+    int n = snprintf(line + len, cap - len, ".%03ldZ level=%s svc=%s event=%s",
                      ts.tv_nsec / 1000000L, log__names[level], log__service, event ? event : "-");
-    len = log__advance(len, n, sizeof(line));
+    len = log__advance(len, n, cap);
 
-    if (fmt != NULL && fmt[0] != '\0' && len + 1 < sizeof(line)) {
+    if (fmt != NULL && fmt[0] != '\0' && len + 1 < cap) {
         line[len++] = ' ';
         size_t start = len;
         va_list ap;
         va_start(ap, fmt);
-        n = vsnprintf(line + len, sizeof(line) - len, fmt, ap);
+        n = vsnprintf(line + len, cap - len, fmt, ap);
         va_end(ap);
-        len = log__advance(len, n, sizeof(line));
+        len = log__advance(len, n, cap);
         if (len == start)
             len--; /* fields formatted to nothing: no trailing space */
         /* A value with a newline would forge a second line: flatten it. */
         for (size_t i = start; i < len; i++)
             if (line[i] == '\n' || line[i] == '\r')
                 line[i] = ' ';
+    }
+    if (trace) {
+        n = snprintf(line + len, sizeof(line) - len, " trace_id=%s", trace->trace_id);
+        len = log__advance(len, n, sizeof(line));
     }
 
     /* len <= sizeof(line) - 1 here: the newline replaces the last byte of a

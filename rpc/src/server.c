@@ -30,6 +30,7 @@
 #include "internal.h"
 #include "rpc/log.h"
 #include "rpc/metrics.h"
+#include "rpc/trace.h"
 
 #define RPC__REQUESTS_PER_METHOD 4 /* outstanding request_call per method per worker */
 #define RPC__GENERIC_REQUESTS 2
@@ -87,6 +88,7 @@ struct rpc_call {
     int64_t started_ns;
     rpc_call *next_free;   /* on the loop's free list */
     rpc__guard_conn *conn; /* its client connection in the abuse guard */
+    rpc_trace trace;       /* set at arrival (trace.c); .on false: none */
     bool guard_admitted;   /* ... which let it through */
     bool close_posted;     /* RECV_CLOSE_ON_SERVER is in flight (own batch or the final one) */
     bool close_in_final;   /* ... as part of the final status batch */
@@ -109,7 +111,7 @@ struct rpc_call {
     rpc_status final_status;
     grpc_status_code sent_code;
     grpc_slice status_details;
-    grpc_metadata trailing[1];
+    grpc_metadata trailing[2]; /* scrabble-reason, scrabble-trace-id */
     size_t trailing_count;
 };
 
@@ -133,7 +135,8 @@ struct rpc_server {
     bool started, stopped;
     void (*on_drain)(void *arg);
     void *on_drain_arg;
-    rpc__authz *authz; /* identity checks at dispatch (identity.c) */
+    rpc__authz *authz;   /* identity checks at dispatch (identity.c) */
+    rpc__tracer *tracer; /* trace context policy and span lines (trace.c) */
 };
 
 static int64_t rpc__now_ns(void)
@@ -211,7 +214,8 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
     }
     s->health = rpc__health_create();
     s->guard = rpc__guard_create(&s->cfg, s->metrics);
-    if (s->calls_live == NULL || s->guard == NULL || s->authz == NULL ||
+    s->tracer = rpc__tracer_create(&s->cfg, s->metrics);
+    if (s->calls_live == NULL || s->guard == NULL || s->authz == NULL || s->tracer == NULL ||
         rpc__health_register(s, s->health) != RPC_OK ||
         (s->reflection = rpc__reflection_register(s)) == NULL) {
         snprintf(err, errlen, "could not set up metrics, health or reflection");
@@ -350,8 +354,14 @@ static void rpc__dispatch(rpc_call *c)
     /* Who the caller is, before anything of the request is looked at. */
     if (c->method == NULL)
         c->deadline = c->details.deadline;
-    if (!rpc__authz_check(c->server->authz, c))
+    if (!rpc__authz_check(c->server->authz, c)) {
+        /* Not one of ours: its sampled flag would let it have every
+         * refused call logged (trace.c honours the flag on internal
+         * ports, where callers are ours). Its call is finished already;
+         * the span line is decided when it is freed, later on this loop. */
+        c->trace.sampled = false;
         return;
+    }
     if (c->method == NULL) {
         rpc_call_fail(c, GRPC_STATUS_UNIMPLEMENTED, "unimplemented", "unknown method");
         return;
@@ -549,6 +559,7 @@ static void rpc__call_unref(rpc_call *c)
             atomic_store(&c->method->by_code[code], (uintptr_t)mc);
         }
         metric_add(mc, 1);
+        rpc__trace_end(s->tracer, &c->trace, c->method->path, code, rpc__now_ns() - c->started_ns);
     }
     /* Cancelled before its deadline: the client reset it (or its
      * connection died), which the guard weighs against completed calls. */
@@ -574,6 +585,12 @@ static void rpc__send_status_locked(rpc_call *c)
         c->trailing[0].key = grpc_slice_from_static_string(RPC_REASON_KEY);
         c->trailing[0].value = grpc_slice_from_copied_string(st->reason);
         c->trailing_count = 1;
+    }
+    /* The id a client quotes when it reports the failure. */
+    if (st->code != GRPC_STATUS_OK && c->trace.on) {
+        c->trailing[c->trailing_count].key = grpc_slice_from_static_string(RPC_TRACE_ID_KEY);
+        c->trailing[c->trailing_count].value = grpc_slice_from_copied_string(c->trace.trace_id);
+        c->trailing_count++;
     }
     grpc_op ops[4];
     memset(ops, 0, sizeof(ops));
@@ -804,8 +821,11 @@ static void rpc__call_closed(rpc__tag *tag, bool ok)
         bool finished = c->finish_requested;
         c->closed = true;
         pthread_mutex_unlock(&c->mu);
-        if (!finished && c->on_cancel)
+        if (!finished && c->on_cancel) {
+            rpc_trace prev = rpc_trace_enter(&c->trace);
             c->on_cancel(c, c->on_cancel_arg);
+            rpc_trace_leave(&prev);
+        }
     }
     rpc__call_unref(c);
 }
@@ -909,6 +929,7 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
         rpc__call_unref(c);
         return;
     }
+    rpc__trace_accept(s->tracer, &c->request_md, &c->trace);
     if (why != RPC__GUARD_OK) {
         rpc_call_fail(c, rpc__guard_reason_code(why), rpc__guard_reason_name(why),
                       "call refused: %s", rpc__guard_reason_name(why));
@@ -923,7 +944,12 @@ static void rpc__call_arrived(rpc__tag *tag, bool ok)
         rpc_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "request has no message");
         return;
     }
+    /* The handler's log lines and downstream calls carry the call's trace;
+     * entered by copy, so a handler that finishes (and frees) the call at
+     * once leaves nothing dangling. */
+    rpc_trace prev = rpc_trace_enter(&c->trace);
     rpc__dispatch(c);
+    rpc_trace_leave(&prev);
     /* An unfinished unary call (a deferred reply) posts no close of its
      * own: its close rides in the final batch, one completion fewer per
      * forwarded call. A handler that wants to hear of a cancel registers
@@ -961,6 +987,10 @@ ProtobufCAllocator *rpc_call_allocator(rpc_call *c)
 grpc_byte_buffer *rpc_call_request_bytes(rpc_call *c)
 {
     return c->request;
+}
+const rpc_trace *rpc_call_trace(rpc_call *c)
+{
+    return &c->trace;
 }
 grpc_call *rpc_call_core(rpc_call *c)
 {
@@ -1206,6 +1236,7 @@ void rpc_server_destroy(rpc_server *s)
     rpc__reflection_free(s->reflection);
     rpc__guard_destroy(s->guard);
     rpc__authz_destroy(s->authz);
+    rpc__tracer_destroy(s->tracer);
     metrics_registry_destroy(s->metrics);
     free(s->workers);
     free(s);

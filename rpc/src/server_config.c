@@ -36,6 +36,8 @@ void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metri
     cfg->metrics_timeout_ms = 5000;
     cfg->metrics_conns_per_address = 8;
     cfg->metrics_conns = 64;
+    cfg->trace = true;
+    cfg->trace_sample = 100;
     snprintf(cfg->certs_dir, sizeof(cfg->certs_dir), "var/certs");
 }
 
@@ -96,6 +98,12 @@ const cfg_option rpc_server_cfg_options[] = {
     CFG_STR_OPT(rpc_server_config, certs_dir, "certs-dir", NULL,
                 "directory of this service's identity: ca.crt, <service>.crt, <service>.key "
                 "(mutual TLS between services; fills the empty tls/peer-tls paths)"),
+    CFG_BOOL_OPT(rpc_server_config, trace, "trace", NULL,
+                 "W3C trace context: trace ids in logs and in the scrabble-trace-id trailer of "
+                 "errors, traceparent passed on to the services called"),
+    CFG_INT_OPT(rpc_server_config, trace_sample, "trace-sample", 0, 1000000, NULL,
+                "one new trace in this many is sampled: its calls log a span line at every hop "
+                "(0: none, 1: all; failed calls log theirs anyway, within 100 a second)"),
     CFG_BOOL_OPT(rpc_server_config, insecure_internal, "insecure-internal", NULL,
                  "BENCHMARKS ONLY: plaintext between services and no identity checks "
                  "(logged at start, gauge rpc_insecure_internal)"),

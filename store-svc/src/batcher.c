@@ -314,9 +314,12 @@ static int store__tx_commit(store_server *srv, store_tx *tx)
         return STORE_ECONN;
     if (committed)
         return STORE_OK;
-    if (failed >= 0)
+    if (failed >= 0) {
+        rpc_trace prev = rpc_trace_enter(ops[failed]->trace);
         log_warn("batch_failed", "ops=%d failed_op=%s err=\"%s\"", n, ops[failed]->name,
                  ops[failed]->st.message);
+        rpc_trace_leave(&prev);
+    }
     /* An error inside BEGIN..COMMIT leaves the transaction aborted after
      * the sync; end it before retrying. */
     if (PQtransactionStatus(pg) != PQTRANS_IDLE) {
@@ -348,6 +351,7 @@ static void store__run_tx(store_server *srv, store_tx *tx, int64_t until_us)
     metric_observe(srv->m.batch_size, tx->n);
     if (rc == STORE_OK) {
         int64_t t0 = store_now_us();
+        metric_observe(srv->m.batch_window, (double)(t0 - tx->ops[0]->enqueued_us) / 1e6);
         rc = store__tx_commit(srv, tx);
         if (rc == STORE_OK)
             metric_observe(srv->m.commit_seconds, (double)(store_now_us() - t0) / 1e6);

@@ -60,8 +60,11 @@ bool store_db_up(const store_db *db)
 
 void store_db_close(store_db *db)
 {
-    if (db->pg)
+    if (db->pg) {
         PQfinish(db->pg);
+        if (db->up)
+            metric_add(db->up, -1);
+    }
     db->pg = NULL;
 }
 
@@ -241,6 +244,8 @@ int store_db_ensure(store_db *db)
             metric_add(db->reconnects, 1);
         db->connected_once = true;
         db->backoff_ms = STORE__BACKOFF_MIN_MS;
+        if (db->up)
+            metric_add(db->up, 1);
         return STORE_OK;
     }
     if (db->pg) {

@@ -71,6 +71,7 @@ static void store__dispatch(rpc_call *call, const ProtobufCMessage *req, store_s
         return;
     }
     op->name = name;
+    op->trace = rpc_call_trace(call);
     op->srv = srv;
     op->arena = a;
     /* Unknown fields are dropped: nothing outside the contract is stored

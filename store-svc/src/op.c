@@ -176,7 +176,9 @@ void store_op_fail_pg(store_op *op, const PGresult *res, PGconn *pg)
              strncmp(state, "53", 2) == 0)
         rpc_status_set(&op->st, GRPC_STATUS_UNAVAILABLE, "db_unavailable", "%s", clean);
     else {
+        rpc_trace prev = rpc_trace_enter(op->trace);
         log_error("db_error", "op=%s sqlstate=%s msg=\"%s\"", op->name, state, clean);
+        rpc_trace_leave(&prev);
         rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "db_error", "database error %s", state);
     }
 }

@@ -59,6 +59,8 @@ bool store_queue_push(store_queue *q, store_op *op)
         q->head = op;
     q->tail = op;
     q->len++;
+    if (q->depth)
+        metric_set(q->depth, q->len);
     /* A consumer is only waiting when it has emptied the queue, so the
      * push that makes it non-empty wakes it; the batcher, which streams
      * each op into its open transaction, takes the whole queue every time
@@ -80,6 +82,8 @@ store_op *store_queue_pop_locked(store_queue *q)
     if (!q->head)
         q->tail = NULL;
     q->len--;
+    if (q->depth)
+        metric_set(q->depth, q->len);
     op->next = NULL;
     return op;
 }

@@ -40,6 +40,18 @@ void store_metrics_init(store_metrics *m, metrics_registry *r)
                                      "Dummy KDF runs for Logins of unknown handles");
     m->failed_unavailable = metrics_counter(r, "store_ops_unavailable_total", NULL,
                                             "Operations failed UNAVAILABLE (database down)");
+    /* Saturation: how long batches actually wait, how much waits behind
+     * the writer and the readers, and which connections are up. */
+    m->batch_window = metrics_histogram(
+        r, "store_batch_window_seconds", NULL,
+        "From a batch's first operation arriving to its COMMIT being sent (the window as it ran)",
+        metrics_latency_bounds, metrics_latency_bounds_count);
+    const char *depth_help = "Operations queued for the writer (batcher) or the reader pool";
+    m->write_depth = metrics_gauge(r, "store_queue_depth", "queue=\"write\"", depth_help);
+    m->read_depth = metrics_gauge(r, "store_queue_depth", "queue=\"read\"", depth_help);
+    const char *conns_help = "Postgres connections up, by role (the writer; the reader pool)";
+    m->writer_conns_up = metrics_gauge(r, "store_db_connections_up", "role=\"writer\"", conns_help);
+    m->reader_conns_up = metrics_gauge(r, "store_db_connections_up", "role=\"reader\"", conns_help);
 }
 
 static void store__fail_unavailable(store_server *srv, store_op *op, const char *reason)
@@ -133,11 +145,14 @@ int store_server_start(store_server *srv, const store_config *cfg, metrics_regis
     store_metrics_init(&srv->m, r);
     store_queue_init(&srv->writeq, cfg->batch_max);
     store_queue_init(&srv->readq, 0);
+    srv->writeq.depth = srv->m.write_depth;
+    srv->readq.depth = srv->m.read_depth;
     atomic_store(&srv->writer_up, true);
     atomic_store(&srv->readers_up, true);
 
     store_db_init(&srv->writer_db, srv->cfg.pg, "writer", true, srv->m.reconnects);
     srv->writer_db.owner = srv;
+    srv->writer_db.up = srv->m.writer_conns_up;
     srv->nreaders = srv->cfg.read_pool;
     srv->readers = calloc((size_t)srv->nreaders, sizeof(*srv->readers));
     srv->reader_dbs = calloc((size_t)srv->nreaders, sizeof(*srv->reader_dbs));
@@ -153,6 +168,7 @@ int store_server_start(store_server *srv, const store_config *cfg, metrics_regis
             goto fail;
         store_db_init(&srv->reader_dbs[i], srv->cfg.pg, owned, false, srv->m.reconnects);
         srv->reader_dbs[i].owner = srv;
+        srv->reader_dbs[i].up = srv->m.reader_conns_up;
     }
     if (pthread_create(&srv->writer, NULL, store_writer_main, srv) != 0)
         goto fail;

@@ -23,6 +23,7 @@
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "rpc/status.h"
+#include "rpc/trace.h"
 
 /* Return codes of store functions. */
 enum {
@@ -80,6 +81,9 @@ typedef void (*store_done_fn)(store_op *op);
 
 struct store_op {
     const char *name; /* for logs: "CommitMove" */
+    /* The call's trace (in the call, which outlives the op): entered by
+     * log lines about the op on the reader and writer threads. */
+    const rpc_trace *trace;
     store_server *srv;
     rpc_arena *arena;    /* replies and params live here (the call's) */
     const void *req;     /* the decoded request (in the arena) */
@@ -148,6 +152,7 @@ typedef struct store_db {
     int backoff_ms;       /* next delay: 100 ms doubling to 5 s */
     bool connected_once;  /* later connects count as reconnects */
     metric *reconnects;   /* may be NULL */
+    metric *up;           /* store_db_connections_up{role=...}; may be NULL */
     void *owner;          /* the thread's server context */
     char errstr[256];
 } store_db;
@@ -203,6 +208,7 @@ typedef struct store_queue {
     int wake_at; /* 0: signal every push (many consumers); else only at
                   * len 1 and len == wake_at (the batcher's batch_max) */
     bool stopping;
+    metric *depth; /* store_queue_depth{queue=...}; may be NULL */
 } store_queue;
 
 /* The condition variable runs on CLOCK_MONOTONIC (see store_queue_wait). */
@@ -235,6 +241,11 @@ typedef struct store_metrics {
     metric *failed_unavailable; /* store_ops_unavailable_total */
     metric *kdf_runs;           /* store_kdf_runs_total */
     metric *kdf_unknown;        /* store_kdf_unknown_handle_total */
+    metric *batch_window;       /* store_batch_window_seconds histogram */
+    metric *write_depth;        /* store_queue_depth{queue="write"} */
+    metric *read_depth;         /* store_queue_depth{queue="read"} */
+    metric *writer_conns_up;    /* store_db_connections_up{role="writer"} */
+    metric *reader_conns_up;    /* store_db_connections_up{role="reader"} */
 } store_metrics;
 
 /* Registers the store metrics in r (NULL: a private registry is created and

@@ -92,6 +92,11 @@ typedef struct rpc_server_config {
     int metrics_timeout_ms;
     int metrics_conns_per_address;
     int metrics_conns;
+    /* Trace context (rpc/trace.h): off turns trace ids, traceparent
+     * propagation, the scrabble-trace-id trailer and span lines off; one
+     * new trace in trace_sample is sampled (0: none). */
+    bool trace;
+    int trace_sample;
     rpc_tls_config tls; /* this server's own port */
     /* The identity this process presents when it calls other services of
      * ours (mutual TLS between services); plaintext when empty. Services
@@ -258,6 +263,9 @@ const char *rpc_call_peer_address(rpc_call *call);
  * "ipv6:[::1]:5", "ipv6:%5B::1%5D:5") into out (NUL-terminated); returns
  * its length, 0 (and "") when it does not fit or cannot be read. */
 size_t rpc_peer_host(const char *peer, char *out, size_t outlen);
+/* The call's trace context (rpc/trace.h); ->on is false when tracing is
+ * off. Valid while the call lives. */
+const struct rpc_trace *rpc_call_trace(rpc_call *call);
 /* Full method path, e.g. "/scrabble.v1.Edge/GetState". */
 const char *rpc_call_method(rpc_call *call);
 /* Milliseconds until the call's deadline (INT64_MAX when none; <= 0 past). */

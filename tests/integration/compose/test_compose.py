@@ -121,7 +121,17 @@ def check_services(cfg, bin_dir, game_count):
             check(sorted(vols) == ["certs-ca", "certs-game-svc", "certs-gateway", "certs-store-svc"],
                   "certs: volumes %s" % vols)
             continue
-        check("profiles" not in s, "%s: has profiles %s (only loadtest should)" % (name, s.get("profiles")))
+        if name in ("prometheus", "grafana"):
+            # Opt-in, official images, loopback only (docs/OPERATIONS.md, "Alerts").
+            check(s.get("profiles") == ["observability"], "%s: profiles %s, expected [observability]" % (name, s.get("profiles")))
+            img = {"prometheus": "prom/prometheus:", "grafana": "grafana/grafana:"}[name]
+            check(str(s.get("image", "")).startswith(img), "%s: image %s, expected %s*" % (name, s.get("image"), img))
+            for p in s.get("ports") or []:
+                ip = p.get("host_ip") if isinstance(p, dict) else str(p).split(":")[0]
+                check(ip == "127.0.0.1", "%s: port %s not on loopback" % (name, p))
+            check(bool((s.get("healthcheck") or {}).get("test")), "%s: no healthcheck" % name)
+            continue
+        check("profiles" not in s, "%s: has profiles %s (only loadtest and observability should)" % (name, s.get("profiles")))
         hc = s.get("healthcheck") or {}
         test = hc.get("test") or []
         check(bool(test), "%s: no healthcheck" % name)

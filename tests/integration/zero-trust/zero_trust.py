@@ -308,7 +308,10 @@ def test_metrics(victim, seed):
             labels = line[line.index("{") + 1:line.index("}")]
             for kv in labels.split('",'):
                 key = kv.split("=", 1)[0]
-                assert key in ("method", "code", "target", "le", "op", "class", "reason", "stage"), \
+                # Every allowed key takes a small fixed set of values (the
+                # trace, queue and connection ones included): never an id.
+                assert key in ("method", "code", "target", "le", "op", "class", "reason", "stage",
+                               "result", "outcome", "queue", "role"), \
                     f"/metrics on :{port}: unexpected label {key} in {line}"
     print("ok - /metrics of every process: no token, handle, seed or per-account label")
 

@@ -409,6 +409,8 @@ static void test_server_options(void **state)
                                         "metrics-conns-per-address",
                                         "metrics-conns",
                                         "certs-dir",
+                                        "trace",
+                                        "trace-sample",
                                         "insecure-internal"};
     size_t nnames = sizeof(names) / sizeof(names[0]);
     assert_int_equal(rpc_server_cfg_options_count, nnames);
@@ -434,6 +436,8 @@ static void test_server_options(void **state)
     assert_int_equal(sc.metrics_timeout_ms, 5000);
     assert_int_equal(sc.metrics_conns_per_address, 8);
     assert_int_equal(sc.metrics_conns, 64);
+    assert_true(sc.trace);
+    assert_int_equal(sc.trace_sample, 100);
     assert_string_equal(sc.tls.cert_file, "");
     assert_string_equal(sc.tls.key_file, "");
     assert_string_equal(sc.tls.ca_file, "");

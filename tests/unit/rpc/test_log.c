@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "rpc/log.h"
+#include "rpc/trace.h"
 
 /* Captured output of one test (a pipe holds 64 KiB; tests stay below). */
 typedef struct capture {
@@ -209,6 +210,35 @@ static void *writer(void *arg)
     return NULL;
 }
 
+/* A line written under a trace ends with its id, even when the fields
+ * fill the line; once the trace is left, lines carry none. */
+static void test_trace_id_appended(void **state)
+{
+    (void)state;
+    rpc_trace t;
+    rpc_trace_start(&t, false);
+    char big[4000];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    capture c;
+    capture_begin(&c);
+    rpc_trace prev = rpc_trace_enter(&t);
+    log_info("about_call", "k=v");
+    log_info("about_call", "big=%s", big);
+    rpc_trace_leave(&prev);
+    log_info("not_about_call", "k=v");
+    capture_end(&c);
+    char want[64];
+    snprintf(want, sizeof want, " trace_id=%s\n", t.trace_id);
+    char *first = strstr(c.text, want);
+    assert_non_null(first);
+    assert_non_null(strstr(first + 1, want)); /* the truncated line too */
+    const char *last = strstr(c.text, "event=not_about_call");
+    assert_non_null(last);
+    assert_null(strstr(last, "trace_id="));
+    assert_int_equal(count_lines(c.text), 3);
+}
+
 static void test_concurrent_lines_do_not_interleave(void **state)
 {
     capture c;
@@ -241,6 +271,7 @@ int main(void)
         cmocka_unit_test_setup(test_errno_preserved, setup),
         cmocka_unit_test_setup(test_level_parse, setup),
         cmocka_unit_test_setup(test_concurrent_lines_do_not_interleave, setup),
+        cmocka_unit_test_setup(test_trace_id_appended, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
