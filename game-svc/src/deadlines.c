@@ -247,7 +247,7 @@ static void deadlines__read_offset(game_svc *svc)
     if (fscanf(f, "%lld", &v) == 1 && atomic_load(&svc->clock_offset_ms) != v) {
         atomic_store(&svc->clock_offset_ms, (int64_t)v);
         if (svc->m_clock_offset)
-            metric_set(svc->m_clock_offset, (int64_t)v);
+            metric_set(svc->m_clock_offset, (int64_t)(v / 1000));
         log_warn("clock_offset", "ms=%lld file=%s", v, svc->cfg.clock_offset_file);
     }
     fclose(f);

@@ -84,8 +84,8 @@ int main(int argc, char **argv)
         svc.m_invitations_expired = metrics_counter(reg, "game_invitations_expired_total", NULL,
                                                     "INVITATION_EXPIRED sweeps published");
         svc.m_clock_offset =
-            metrics_gauge(reg, "game_clock_offset_ms", NULL,
-                          "ms added to the game clock by --clock-offset-file (tests only; 0)");
+            metrics_gauge(reg, "game_clock_offset_seconds", NULL,
+                          "seconds added to the game clock by --clock-offset-file (tests only; 0)");
     }
     if (rpc_server_allow(server, &scrabble__v1__game__descriptor, game_allow) != 0 ||
         rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {

@@ -102,14 +102,14 @@ def offset():
 
 def offset_seen(port, want):
     try:
-        return ec.metric(port, "game_clock_offset_ms") == want
+        return ec.metric(port, "game_clock_offset_seconds") == want // 1000
     except OSError:  # an instance (re)starting
         return False
 
 
 def advance(ms, wait=True):
     """Moves every game-svc's clock forward by ms: they re-read the file at
-    each poll (and show it in game_clock_offset_ms); the next poll claims
+    each poll (and show it in game_clock_offset_seconds); the next poll claims
     what became due. wait: until every instance runs on the new clock."""
     new = offset() + ms
     tmp = OFFSET_FILE + ".new"
