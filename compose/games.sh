@@ -58,7 +58,7 @@ for ((i = 2; i < n; i++)); do
       certs: {condition: service_completed_successfully}
       store-svc: {condition: service_healthy}
       redis: {condition: service_healthy}
-    secrets: [redis-publisher.pass, redis-drafts.pass]
+    secrets: [redis-drafts.pass]
     expose: ["7100", "9100"]
 YAML
 done

@@ -21,7 +21,10 @@ LOG_TAG=compose/secrets.sh
 # shellcheck source=../scripts/lib.sh
 . "$here/../scripts/lib.sh"
 
-export SECRETS_DIR=${SECRETS_DIR:-$here/secrets}
+# SCRABBLE_SECRETS_DIR: the same variable docker-compose.yml reads, so the
+# files land where the stack looks for them (SECRETS_DIR, the name
+# scripts/lib.sh uses, still works).
+export SECRETS_DIR=${SCRABBLE_SECRETS_DIR:-${SECRETS_DIR:-$here/secrets}}
 APP_UID=10001 # the user of compose/Dockerfile's image
 DB_UID=999    # postgres and redis in the official images
 

@@ -24,9 +24,11 @@ read -r -a extra_required <<<"${EXTRA_REQUIRED:-}"
 REQUIRED+=("${extra_required[@]}")
 # Nice to have: fuzzers (clang), formatting (clang-format), validating
 # compose/docker-compose.yml (docker-compose), promtool for the
-# observability tests (prometheus, ~100 MB; tests/integration/observability
-# skip without it). Missing ones only warn.
-OPTIONAL=(clang clang-format docker-compose prometheus)
+# observability tests (prometheus, ~100 MB), and running the compose stack
+# on a real engine (docker.io; debootstrap makes its base images where no
+# registry is reachable: tests/integration/compose/images.sh). Missing ones
+# only warn; the tests that need them skip.
+OPTIONAL=(clang clang-format docker-compose prometheus docker.io debootstrap)
 
 missing_of() {
     local p status

@@ -136,13 +136,20 @@ make_reachable_by() {
 # Service command lines: the one place that knows each service's flags. Used
 # by scripts/stack.sh (the dev stack) and tests/integration/lib/stack.sh (the
 # private per-test stacks). Each prints one argument per line.
-#   svc_args_store   GRPC_PORT METRICS_PORT PG_PORT
+#   svc_args_store   GRPC_PORT METRICS_PORT PG_PORT [REDIS_PORT]
+#                    (without REDIS_PORT the event relay is off: --redis=)
 #   svc_args_game    GRPC_PORT METRICS_PORT STORE_PORT REDIS_PORT INSTANCE LEXICON_DIR
 #   svc_args_gateway GRPC_PORT METRICS_PORT STORE_PORT REDIS_PORT GAME_PORTS(comma list)
 #   (the credentials flags come from creds_args_*, below; SECRETS_DIR must be set)
 svc_args_store() {
     printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2"
     creds_args_store "$3"
+    if [ -n "${4:-}" ]; then
+        printf '%s\n' "--redis=127.0.0.1:$4"
+        creds_args_redis
+    else
+        printf '%s\n' "--redis="
+    fi
 }
 svc_args_game() {
     printf '%s\n' "--listen=127.0.0.1:$1" "--metrics-listen=127.0.0.1:$2" \
@@ -291,7 +298,7 @@ redis_cli_admin() {
 creds_args_store() {
     printf '%s\n' "--pg=$(pg_conninfo "$1" scrabble)" "--pg-migrate=$(pg_conninfo "$1" scrabble_owner)"
 }
-# creds_args_redis: the Redis ACL passwords (gateway, game-svc).
+# creds_args_redis: the Redis ACL passwords (gateway, game-svc, store-svc).
 creds_args_redis() { printf '%s\n' "--redis-secrets=$SECRETS_DIR"; }
 
 # health_check BUILD_DIR PORT [CERTS_DIR]: 0 when grpc.health.v1.Health/Check

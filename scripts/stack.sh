@@ -82,7 +82,7 @@ game_ports() {
 # svc_args NAME GRPC METRICS: the service's flags, one per line.
 svc_args() {
     case "$1" in
-    store-svc) svc_args_store "$2" "$3" "$PG_PORT" ;;
+    store-svc) svc_args_store "$2" "$3" "$PG_PORT" "$REDIS_PORT" ;;
     game-svc-*) svc_args_game "$2" "$3" "$STORE_PORT" "$REDIS_PORT" "${1#game-svc-}" "$BUILD_DIR/share" ;;
     gateway-*) svc_args_gateway "$2" "$3" "$STORE_PORT" "$REDIS_PORT" "$(game_ports)" ;;
     esac

@@ -18,11 +18,10 @@ static const cfg_option config__options[] = {
     CFG_INT_OPT(game_config, instance, "instance", 0, 63, "0",
                 "instance number; default ports are 7100+i (gRPC) and 9100+i (metrics)"),
     CFG_STR_OPT(game_config, store, "store", "127.0.0.1:7200", "store-svc address host:port"),
-    CFG_STR_OPT(game_config, redis, "redis", "127.0.0.1:56379",
-                "Redis address host:port (drafts and events)"),
+    CFG_STR_OPT(game_config, redis, "redis", "127.0.0.1:56379", "Redis address host:port (drafts)"),
     CFG_STR_OPT(game_config, redis_secrets, "redis-secrets", "var/secrets",
-                "directory holding the Redis ACL passwords redis-publisher.pass and "
-                "redis-drafts.pass (empty: no AUTH, for a Redis without ACLs)"),
+                "directory holding the Redis ACL password redis-drafts.pass (empty: no "
+                "AUTH, for a Redis without ACLs)"),
     CFG_STR_OPT(game_config, lexicon_dir, "lexicon-dir", GAME_DEFAULT_LEXICON_DIR,
                 "directory of lexicon files <name>.kwg"),
     CFG_STR_OPT(game_config, default_lexicon, "lexicon", "wamerican",

@@ -7,8 +7,17 @@
  * LOCKED), and whoever ends the game — that poller, or the instance that
  * owns the game and noticed the fallen flag on a turn or a read — does it
  * with TimeoutGame, which the store applies only while the game is still
- * active at the deadline's seq. Only the caller that got OK publishes
- * GAME_OVER; the others reload the game and answer from the stored result.
+ * active at the deadline's seq, writing the GAME_OVER events it carries to
+ * the event log in the same transaction (so only the caller that got OK
+ * announces it); the others reload the game and answer from the stored
+ * result.
+ *
+ * TIME_WARNING and INVITATION_EXPIRED follow a claim that has already
+ * taken the warning row / expired the invitation: they go to the log by
+ * AppendEvents with dedupe keys ("warn:<game>:<due>",
+ * "expired:<invitation>"), retried by nobody — a game-svc that dies
+ * between the claim and the append loses them (a warning is advisory; the
+ * expired invitation reads EXPIRED from ListInvitations).
  *
  * An instance that ends a game it does not own (the poller takes any due
  * deadline) loads it into its own cache like any cold game; the owner, if
@@ -116,6 +125,13 @@ int game_timeout_run(game_svc *svc, game_entry *e, game_op *op)
     req->seq = g->seq;
     req->finish = f;
     req->clock = game_view_clock_record(a, &t->clock, g->nseats);
+    /* GAME_OVER rides in the TimeoutGame: written only if it applies. */
+    game_event_list ev = {0};
+    if (!req->clock ||
+        game_move_events(a, e->game_id, &t->next, &t->clock, game_clock_now(svc), NULL, &ev) != 0)
+        return op->run(svc, e, op);
+    req->events = ev.v;
+    req->n_events = ev.n;
     op->scratch = t;
     e->committing = true;
     if (game_store_call(&svc->store, GAME_STORE_TIMEOUT_GAME, &req->base, NULL,
@@ -147,7 +163,6 @@ static void deadlines__timeout_done(void *arg, const rpc_status *st, ProtobufCMe
             metric_add(svc->m_timeouts, 1);
         log_info("game_timed_out", "game=%lld seq=%lld seat=%d reason=%d", (long long)e->game_id,
                  (long long)e->g.seq, e->g.to_move, e->g.end_reason);
-        game_publish_over(svc, e, NULL, game_op_arena(op));
         game_cache_demote(svc->cache, e);
     } else {
         /* Someone else ended it or moved first (game_over, stale_seq), or
@@ -203,9 +218,43 @@ static void deadlines__fire(game_svc *svc, const Scrabble__V1__Deadline *d)
     game_dispatch(svc, d->game_id, op);
 }
 
-static void deadlines__warn(game_svc *svc, const Scrabble__V1__Deadline *d)
+/* Writes the poll's TIME_WARNING / INVITATION_EXPIRED events to the log
+ * (one AppendEvents; dedupe keys make a repeat harmless) and empties l. */
+static void deadlines__flush(game_svc *svc, rpc_arena *a, game_event_list *l)
+{
+    Scrabble__V1__AppendEventsRequest req = SCRABBLE__V1__APPEND_EVENTS_REQUEST__INIT;
+    ProtobufCMessage *reply = NULL;
+    rpc_status st;
+    rpc_client_opts opts = {.timeout_ms = svc->store.timeout_ms};
+    if (l->n == 0)
+        return;
+    req.events = l->v;
+    req.n_events = l->n;
+    if (rpc_client_unary_sync(svc->store.ch, game_store_path(&svc->store, GAME_STORE_APPEND_EVENTS),
+                              &req.base, &scrabble__v1__append_events_reply__descriptor, &opts,
+                              rpc_arena_allocator(a), &reply, &st) != GRPC_STATUS_OK)
+        log_warn("deadline_events_lost", "n=%zu code=%s reason=%s", l->n,
+                 rpc_status_code_name(st.code), st.reason);
+    l->v = NULL;
+    l->n = 0;
+}
+
+/* Adds one record to l, flushing a full list first. */
+static void deadlines__add(game_svc *svc, rpc_arena *a, game_event_list *l, int64_t account_id,
+                           const Scrabble__V1__Event *ev, const char *key)
+{
+    if (l->n >= GAME_EVENT_LIST_MAX)
+        deadlines__flush(svc, a, l);
+    if (game_event_add(a, l, account_id, ev, key) != 0)
+        log_warn("deadline_event_dropped", "account=%lld key=%s reason=oom", (long long)account_id,
+                 key);
+}
+
+static void deadlines__warn(game_svc *svc, rpc_arena *a, game_event_list *l,
+                            const Scrabble__V1__Deadline *d)
 {
     Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    char key[64];
     if (d->account_id <= 0)
         return;
     ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_TIME_WARNING;
@@ -213,22 +262,26 @@ static void deadlines__warn(game_svc *svc, const Scrabble__V1__Deadline *d)
     ev.seq = d->seq;
     ev.deadline_ms = d->deadline_ms;
     ev.at_ms = game_now_ms();
-    game_events_publish(svc->events, d->account_id, &ev);
+    snprintf(key, sizeof key, "warn:%lld:%lld", (long long)d->game_id, (long long)d->due_ms);
+    deadlines__add(svc, a, l, d->account_id, &ev, key);
     if (svc->m_warnings)
         metric_add(svc->m_warnings, 1);
 }
 
-static void deadlines__expired(game_svc *svc, const Scrabble__V1__Deadline *d)
+static void deadlines__expired(game_svc *svc, rpc_arena *a, game_event_list *l,
+                               const Scrabble__V1__Deadline *d)
 {
     const Scrabble__V1__Invitation *inv = d->invitation;
     Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    char key[64];
     if (!inv)
         return;
     ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION_EXPIRED;
     ev.invitation = (Scrabble__V1__Invitation *)inv;
     ev.at_ms = game_now_ms();
+    snprintf(key, sizeof key, "expired:%lld", (long long)inv->invitation_id);
     for (size_t i = 0; i < inv->n_seats; i++)
-        game_events_publish(svc->events, inv->seats[i]->account_id, &ev);
+        deadlines__add(svc, a, l, inv->seats[i]->account_id, &ev, key);
     if (svc->m_invitations_expired)
         metric_add(svc->m_invitations_expired, 1);
     log_info("invitation_expired", "invitation=%lld", (long long)inv->invitation_id);
@@ -271,6 +324,7 @@ static void deadlines__poll_once(game_svc *svc, rpc_arena *a)
         return;
     }
     const Scrabble__V1__ClaimDeadlinesReply *r = (const Scrabble__V1__ClaimDeadlinesReply *)reply;
+    game_event_list l = {0};
     for (size_t i = 0; i < r->n_deadlines; i++) {
         const Scrabble__V1__Deadline *d = r->deadlines[i];
         switch (d->kind) {
@@ -278,15 +332,16 @@ static void deadlines__poll_once(game_svc *svc, rpc_arena *a)
             deadlines__fire(svc, d);
             break;
         case SCRABBLE__V1__DEADLINE_KIND__DEADLINE_KIND_WARNING:
-            deadlines__warn(svc, d);
+            deadlines__warn(svc, a, &l, d);
             break;
         case SCRABBLE__V1__DEADLINE_KIND__DEADLINE_KIND_INVITATION:
-            deadlines__expired(svc, d);
+            deadlines__expired(svc, a, &l, d);
             break;
         default:
             break;
         }
     }
+    deadlines__flush(svc, a, &l);
 }
 
 static void *deadlines__main(void *arg)

@@ -189,6 +189,7 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     }
     snprintf(e->lexicon, sizeof e->lexicon, "%s", lexname);
     e->invitation_id = rec->invitation_id;
+    e->rated = rec->rated;
     e->created_at_ms = rec->created_at_ms;
     e->updated_at_ms = rec->updated_at_ms;
     for (size_t s = 0; s < rec->n_seats; s++) {
@@ -388,97 +389,114 @@ void game_dispatch(game_svc *svc, int64_t game_id, game_op *op)
 /* ------------------------------------------------------------------ */
 /* Events                                                              */
 
-static void game__event_init(Scrabble__V1__Event *ev, const game_entry *e, int type)
+static void game__event_init(Scrabble__V1__Event *ev, int64_t game_id, const game_state *g,
+                             int type)
 {
     scrabble__v1__event__init(ev);
     ev->type = (Scrabble__V1__EventType)type;
-    ev->game_id = e->game_id;
-    ev->seq = e->g.seq;
-    ev->to_move = e->g.to_move;
+    ev->game_id = game_id;
+    ev->seq = g->seq;
+    ev->to_move = g->to_move;
     ev->at_ms = game_now_ms();
 }
 
-/* The clocks and deadline of e as of now, on a game event. */
-static void game__event_time(game_svc *svc, Scrabble__V1__Event *ev, const game_entry *e,
-                             rpc_arena *a)
+/* The clocks and deadline of game g with clock c as of now, on a game
+ * event (as GameState.clock_ms / deadline_ms). */
+static void game__event_time(rpc_arena *a, Scrabble__V1__Event *ev, const game_state *g,
+                             const game_clock *c, int64_t now)
 {
-    Scrabble__V1__GameState tmp = SCRABBLE__V1__GAME_STATE__INIT;
-    game_view_time(a, &tmp, e, game_clock_now(svc));
-    ev->clock_ms = tmp.clock_ms;
-    ev->n_clock_ms = tmp.n_clock_ms;
-    ev->deadline_ms = tmp.deadline_ms;
+    bool active = g->status == GAME_STATUS_ACTIVE;
+    int64_t *ms = rpc_arena_alloc(a, GAME_MAX_SEATS * sizeof *ms);
+    if (ms) {
+        ev->clock_ms = ms;
+        ev->n_clock_ms = (size_t)game_clock_view(c, g->nseats, g->to_move, active, now, ms);
+    }
+    ev->deadline_ms = active ? c->deadline_ms : 0;
 }
 
-/* After a committed move (e->mu held, e->g already the new state) or a
- * timeout (m NULL; from = the seat that ran out). The events are packed
- * into the publisher's queue at once; `a` is scratch. */
-void game_publish_over(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a)
+int game_move_events(rpc_arena *a, int64_t game_id, const game_state *g, const game_clock *c,
+                     int64_t now, const game_move *m, game_event_list *l)
 {
-    const game_state *g = &e->g;
     Scrabble__V1__Event ev;
     Scrabble__V1__Move *pub = m ? game_view_move(a, m, false) : NULL;
+    int rc = m && !pub ? -1 : 0;
     int from = m ? m->seat : g->to_move;
-    if (!m)
-        goto over;
-    game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_OPPONENT_MOVED);
-    game__event_time(svc, &ev, e, a);
-    ev.move = pub;
-    ev.from_account_id = m->account_id;
-    ev.from_handle = (char *)g->seats[m->seat].handle;
-    for (int s = 0; s < g->nseats; s++)
-        if (s != m->seat)
-            game_events_publish(svc->events, g->seats[s].account_id, &ev);
-    if (g->status == GAME_STATUS_ACTIVE) {
-        game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
-        game__event_time(svc, &ev, e, a);
+    if (m) {
+        game__event_init(&ev, game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_OPPONENT_MOVED);
+        game__event_time(a, &ev, g, c, now);
+        ev.move = pub;
         ev.from_account_id = m->account_id;
         ev.from_handle = (char *)g->seats[m->seat].handle;
-        game_events_publish(svc->events, g->seats[g->to_move].account_id, &ev);
-    } else {
-    over:
-        game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_OVER);
-        game__event_time(svc, &ev, e, a);
-        ev.move = pub;
-        ev.from_account_id = g->seats[from].account_id;
-        ev.from_handle = (char *)g->seats[from].handle;
-        int32_t penalties[GAME_MAX_SEATS];
-        bool any = false;
-        for (int s = 0; s < g->nseats; s++)
-            any |= (penalties[s] = game_clock_penalty(&e->clock, s)) != 0;
-        ev.overtime_penalties = penalties;
-        ev.n_overtime_penalties = any ? (size_t)g->nseats : 0;
-        ev.seats = game_view_seats(a, g);
-        ev.n_seats = ev.seats ? (size_t)g->nseats : 0;
-        int32_t winners[GAME_MAX_SEATS];
-        for (int i = 0; i < g->nwinners; i++)
-            winners[i] = g->winners[i];
-        ev.winners = winners;
-        ev.n_winners = (size_t)g->nwinners;
-        ev.end_reason = (Scrabble__V1__EndReason)g->end_reason;
-        for (int s = 0; s < g->nseats; s++)
-            game_events_publish(svc->events, g->seats[s].account_id, &ev);
+        for (int s = 0; s < g->nseats && rc == 0; s++)
+            if (s != m->seat)
+                rc = game_event_add(a, l, g->seats[s].account_id, &ev, NULL);
+        if (rc != 0)
+            return -1;
+        if (g->status == GAME_STATUS_ACTIVE) {
+            game__event_init(&ev, game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
+            game__event_time(a, &ev, g, c, now);
+            ev.from_account_id = m->account_id;
+            ev.from_handle = (char *)g->seats[m->seat].handle;
+            return game_event_add(a, l, g->seats[g->to_move].account_id, &ev, NULL);
+        }
     }
+    game__event_init(&ev, game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_OVER);
+    game__event_time(a, &ev, g, c, now);
+    ev.move = pub;
+    ev.from_account_id = g->seats[from].account_id;
+    ev.from_handle = (char *)g->seats[from].handle;
+    int32_t penalties[GAME_MAX_SEATS];
+    bool any = false;
+    for (int s = 0; s < g->nseats; s++)
+        any |= (penalties[s] = game_clock_penalty(c, s)) != 0;
+    ev.overtime_penalties = penalties;
+    ev.n_overtime_penalties = any ? (size_t)g->nseats : 0;
+    ev.seats = game_view_seats(a, g);
+    ev.n_seats = ev.seats ? (size_t)g->nseats : 0;
+    int32_t winners[GAME_MAX_SEATS];
+    for (int i = 0; i < g->nwinners; i++)
+        winners[i] = g->winners[i];
+    ev.winners = winners;
+    ev.n_winners = (size_t)g->nwinners;
+    ev.end_reason = (Scrabble__V1__EndReason)g->end_reason;
+    for (int s = 0; s < g->nseats && rc == 0; s++)
+        rc = game_event_add(a, l, g->seats[s].account_id, &ev, NULL);
+    return rc;
 }
 
-/* What follows a committed move m, e->g being the game right after it
- * (e->mu held): its events, and the mover's draft is dropped. Run by the
- * attempt that committed m, and again by a retry of m while m is the last
- * move (game__turn_retry), so both must be harmless twice: the events are
- * idempotent for a client that drops repeats of (game_id, seq, type), the
- * delete is a delete. */
-static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a)
+/* What follows a committed move m (e->mu held): the mover's draft is
+ * dropped. Run by the attempt that committed m, and again by a retry of m
+ * while m is the last move (game__turn_retry): a delete is harmless twice.
+ * Its events need nothing here: they were committed with m. */
+static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m)
 {
-    game_publish_over(svc, e, m, a);
     game_drafts_delete(svc->drafts, e->game_id, m->account_id);
 }
 
-void game_announce_start(game_svc *svc, game_entry *e)
+static void game__announced(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    (void)reply;
+    int64_t *game_id = arg;
+    if (st->code != GRPC_STATUS_OK)
+        log_warn("announce_failed", "game=%lld code=%s reason=%s", (long long)*game_id,
+                 rpc_status_code_name(st->code), st->reason);
+    free(game_id);
+}
+
+/* GAME_STARTED to every seat and YOUR_TURN to seat 0, by AppendEvents
+ * with dedupe keys: a repeated CreateGame (the invitee's retry) announces
+ * again, and the log keeps one of each. */
+void game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a)
 {
     const game_state *g = &e->g;
     Scrabble__V1__Event ev;
     Scrabble__V1__Invitation inv = SCRABBLE__V1__INVITATION__INIT;
     Scrabble__V1__Invitee invitees[GAME_MAX_SEATS];
     Scrabble__V1__Invitee *pinv[GAME_MAX_SEATS];
+    Scrabble__V1__AppendEventsRequest req = SCRABBLE__V1__APPEND_EVENTS_REQUEST__INIT;
+    game_event_list l = {0};
+    char key[48];
+    int rc = 0;
     for (int s = 0; s < g->nseats; s++) {
         scrabble__v1__invitee__init(&invitees[s]);
         invitees[s].account_id = g->seats[s].account_id;
@@ -506,20 +524,39 @@ void game_announce_start(game_svc *svc, game_entry *e)
     int64_t clock_ms[GAME_MAX_SEATS];
     int nclock =
         game_clock_view(&e->clock, g->nseats, g->to_move, true, e->clock.turn_started_ms, clock_ms);
-    game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_STARTED);
+    game__event_init(&ev, e->game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_STARTED);
     ev.clock_ms = clock_ms;
     ev.n_clock_ms = (size_t)nclock;
     ev.deadline_ms = e->clock.deadline_ms;
     ev.invitation = &inv;
     ev.from_account_id = g->seats[0].account_id;
     ev.from_handle = (char *)g->seats[0].handle;
-    for (int s = 0; s < g->nseats; s++)
-        game_events_publish(svc->events, g->seats[s].account_id, &ev);
-    game__event_init(&ev, e, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
+    snprintf(key, sizeof key, "started:%lld", (long long)e->game_id);
+    for (int s = 0; s < g->nseats && rc == 0; s++)
+        rc = game_event_add(a, &l, g->seats[s].account_id, &ev, key);
+    game__event_init(&ev, e->game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
     ev.clock_ms = clock_ms;
     ev.n_clock_ms = (size_t)nclock;
     ev.deadline_ms = e->clock.deadline_ms;
-    game_events_publish(svc->events, g->seats[g->to_move].account_id, &ev);
+    snprintf(key, sizeof key, "turn:%lld:0", (long long)e->game_id);
+    if (rc == 0)
+        rc = game_event_add(a, &l, g->seats[g->to_move].account_id, &ev, key);
+    int64_t *arg = malloc(sizeof *arg);
+    if (rc != 0 || !arg) {
+        log_error("announce_failed", "game=%lld err=\"out of memory\"", (long long)e->game_id);
+        free(arg);
+        return;
+    }
+    *arg = e->game_id;
+    req.events = l.v;
+    req.n_events = l.n;
+    if (game_store_call(&svc->store, GAME_STORE_APPEND_EVENTS, &req.base, NULL, game__announced,
+                        arg) != RPC_OK) {
+        log_warn("announce_failed", "game=%lld err=\"store-svc call failed to start\"",
+                 (long long)e->game_id);
+        free(arg);
+        return;
+    }
     e->announced = true;
 }
 
@@ -569,6 +606,12 @@ static Scrabble__V1__CommitMoveRequest *game__commit_request(rpc_arena *a, const
     req->n_scores = (size_t)n->nseats;
     if (!(req->clock = game_view_clock_record(a, &op->pending->clock, n->nseats)))
         return NULL;
+    game_event_list ev = {0};
+    if (game_move_events(a, e->game_id, n, &op->pending->clock, game_clock_now(op->svc),
+                         &op->pending->move, &ev) != 0)
+        return NULL;
+    req->events = ev.v;
+    req->n_events = ev.n;
     if (n->status == GAME_STATUS_FINISHED) {
         Scrabble__V1__GameFinish *f =
             RPC_ARENA_MSG(a, Scrabble__V1__GameFinish, scrabble__v1__game_finish__init);
@@ -645,13 +688,10 @@ fail:
  * game_rules_same_move), this is a retry of an acknowledged or possibly
  * acknowledged turn: it gets the original reply, the move and the state
  * right after it as the caller saw it then, however many moves came since
- * and whether or not the game has ended. When that move is still the last
- * one, its events are published again: the attempt that committed it may
- * have died between the store's COMMIT and its publish, and nothing else
- * would ever tell the other seats (delivery is at least once; clients drop
- * repeats by (game_id, seq, type)). A later move's events supersede an
- * older move's, so those are not repeated. Any other request at a taken seq
- * is stale_seq, the game over or not. */
+ * and whether or not the game has ended. Its events need nothing: they
+ * were committed with the move (event_log.h), whatever became of the
+ * attempt that made it. Any other request at a taken seq is stale_seq, the
+ * game over or not. */
 static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
 {
     int64_t seq = op->expected_seq + 1;
@@ -665,9 +705,8 @@ static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
         return GAME_OP_DONE;
     }
     if (seq == e->g.seq) {
-        log_info("turn_retry", "game=%lld seq=%lld republish=1", (long long)e->game_id,
-                 (long long)seq);
-        game__after_commit(svc, e, m, a);
+        log_info("turn_retry", "game=%lld seq=%lld last=1", (long long)e->game_id, (long long)seq);
+        game__after_commit(svc, e, m);
         game__reply_turn(op->call, e, m, op->seat);
         return GAME_OP_DONE;
     }
@@ -690,9 +729,10 @@ static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
     then->clock.tc = e->clock.tc;
     memcpy(then->lexicon, e->lexicon, sizeof then->lexicon);
     then->invitation_id = e->invitation_id;
+    then->rated = e->rated;
     then->created_at_ms = e->created_at_ms;
     then->updated_at_ms = m->at_ms;
-    log_info("turn_retry", "game=%lld seq=%lld republish=0 at_seq=%lld", (long long)e->game_id,
+    log_info("turn_retry", "game=%lld seq=%lld last=0 at_seq=%lld", (long long)e->game_id,
              (long long)seq, (long long)e->g.seq);
     game__reply_turn(op->call, then, m, op->seat);
     return GAME_OP_DONE;
@@ -806,7 +846,7 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
                       (long long)op->pending->move.seq);
         if (svc->m_turns)
             metric_add(svc->m_turns, 1);
-        game__after_commit(svc, e, &op->pending->move, rpc_call_arena(call));
+        game__after_commit(svc, e, &op->pending->move);
         if (e->g.status == GAME_STATUS_FINISHED)
             game_cache_demote(svc->cache, e);
         game__reply_turn(call, e, &op->pending->move, op->seat); /* op is gone after this */

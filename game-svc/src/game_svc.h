@@ -12,7 +12,7 @@
 
 #include "cache.h"
 #include "drafts.h"
-#include "events.h"
+#include "event_log.h"
 #include "rpc/metrics.h"
 #include "rpc/rpc.h"
 #include "rules.h"
@@ -55,13 +55,16 @@ void game_lexicons_free(game_lexicons *l);
 /* The lexicon <dir>/<name>.kwg, loaded on first use and kept; NULL when the
  * name is malformed ([a-z0-9_-]{1,31}) or the file does not load. */
 const solver_lexicon *game_lexicons_get(game_lexicons *l, const char *name);
+/* The names of the lexicon files in the directory (<name>.kwg with a valid
+ * name), sorted, at most max; whether each loads is only known on use.
+ * Returns how many were written. */
+int game_lexicons_list(game_lexicons *l, char names[][32], int max);
 
 typedef struct game_svc {
     game_config cfg;
     game_cache *cache;
     game_store store;
     game_drafts *drafts;
-    game_events *events;
     game_lexicons lexicons;
     metric *m_evaluate;
     metric *m_turns;
@@ -130,6 +133,7 @@ struct game_op {
     int nseats;
     int64_t seat_accounts[GAME_MAX_SEATS];
     char handle[GAME_HANDLE_MAX];
+    int64_t nudge_target; /* Nudge: the account nudged */
 };
 
 /* Routes an operation to its game's entry: runs it now when the game is
@@ -147,9 +151,10 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op);
 int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1__GameRecord *rec,
                                 rpc_status *st);
 
-/* Publishes GAME_STARTED to every seat and YOUR_TURN to the first mover
- * (under e->mu). */
-void game_announce_start(game_svc *svc, game_entry *e);
+/* Writes GAME_STARTED to every seat and YOUR_TURN to the first mover into
+ * the event log (AppendEvents with dedupe keys, so announcing twice is
+ * harmless); `a` is scratch for the request (under e->mu). */
+void game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a);
 
 /* Milliseconds since the Unix epoch. */
 int64_t game_now_ms(void);
@@ -168,9 +173,14 @@ void game_deadlines_stop(game_svc *svc);
 int game_timeout_run(game_svc *svc, game_entry *e, game_op *op);
 /* The arena of an op (its call's, or its own). */
 rpc_arena *game_op_arena(game_op *op);
-/* Publishes the events of a committed move (game.c), also used for the
- * GAME_OVER of a timeout (m NULL). */
-void game_publish_over(game_svc *svc, game_entry *e, const game_move *m, rpc_arena *a);
+/* The events of move m, g being the game right after it and c its clock,
+ * appended to l in the arena: OPPONENT_MOVED to every other seat, then
+ * YOUR_TURN to the next seat or GAME_OVER to everyone, with the clocks as
+ * of now. m NULL: the GAME_OVER of a timeout (from the seat to move, which
+ * ran out). They ride in the CommitMove / TimeoutGame that commits them,
+ * so they exist exactly when it does. Returns 0 or -1 (OOM). (game.c) */
+int game_move_events(rpc_arena *a, int64_t game_id, const game_state *g, const game_clock *c,
+                     int64_t now, const game_move *m, game_event_list *l);
 /* Reloads a resident entry from the store (e->reloading set, e->mu not
  * held; the ops waiting keep e alive). */
 void game_reload(game_svc *svc, game_entry *e);

@@ -12,6 +12,7 @@
 
 #include "game_svc.h"
 #include "handlers.h"
+#include "record.h"
 #include "rpc/log.h"
 #include "rpc/wire_check.h"
 
@@ -21,6 +22,9 @@
 /* ListChat: a page is 1..200 messages; 0 asks for the default. */
 #define HANDLERS__LIST_CHAT_MAX 200
 #define HANDLERS__LIST_CHAT_DEFAULT 50
+/* GetRules lists at most this many lexicon files (a process keeps at most
+ * GAME_MAX_LEXICONS loaded at once; the directory may offer more). */
+#define HANDLERS__RULES_LEXICONS_MAX 32
 
 /* The caller's account id, or 0 (and the call failed UNAUTHENTICATED). */
 static int64_t handlers__account(rpc_call *call)
@@ -469,6 +473,24 @@ static void handlers_check_word(rpc_call *call, const ProtobufCMessage *req, voi
 /* ------------------------------------------------------------------ */
 /* Nudge                                                               */
 
+static void handlers__nudged(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    game_op *op = arg;
+    (void)reply;
+    if (st->code != GRPC_STATUS_OK) {
+        rpc_call_fail_status(op->call, st);
+        return;
+    }
+    Scrabble__V1__NudgeReply *rep = RPC_ARENA_MSG(
+        rpc_call_arena(op->call), Scrabble__V1__NudgeReply, scrabble__v1__nudge_reply__init);
+    if (!rep) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return;
+    }
+    rep->account_id = op->nudge_target;
+    rpc_call_reply(op->call, &rep->base);
+}
+
 static int handlers__nudge_run(game_svc *svc, game_entry *e, game_op *op)
 {
     const game_state *g = &e->g;
@@ -501,11 +523,21 @@ static int handlers__nudge_run(game_svc *svc, game_entry *e, game_op *op)
     ev.from_handle = (char *)g->seats[op->seat].handle;
     ev.at_ms = now;
     int64_t target = g->seats[g->to_move].account_id;
-    game_events_publish(svc->events, target, &ev);
-    Scrabble__V1__NudgeReply *rep = RPC_ARENA_MSG(
-        rpc_call_arena(op->call), Scrabble__V1__NudgeReply, scrabble__v1__nudge_reply__init);
-    rep->account_id = target;
-    rpc_call_reply(op->call, &rep->base);
+    /* The reply waits for the event's commit: an acknowledged nudge is in
+     * the target's log. */
+    rpc_arena *a = rpc_call_arena(op->call);
+    Scrabble__V1__AppendEventsRequest req = SCRABBLE__V1__APPEND_EVENTS_REQUEST__INIT;
+    game_event_list l = {0};
+    op->nudge_target = target;
+    if (game_event_add(a, &l, target, &ev, NULL) != 0) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return GAME_OP_DONE;
+    }
+    req.events = l.v;
+    req.n_events = l.n;
+    if (game_store_call(&svc->store, GAME_STORE_APPEND_EVENTS, &req.base, a, handlers__nudged,
+                        op) != RPC_OK)
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
     return GAME_OP_DONE;
 }
 
@@ -530,16 +562,6 @@ static void handlers__chat_done(void *arg, const rpc_status *st, ProtobufCMessag
     Scrabble__V1__ChatMessage *m = (Scrabble__V1__ChatMessage *)reply;
     if (!m->handle || !m->handle[0])
         m->handle = op->handle;
-    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
-    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_CHAT;
-    ev.game_id = op->game_id;
-    ev.chat = m;
-    ev.from_account_id = op->account_id;
-    ev.from_handle = op->handle;
-    ev.at_ms = m->at_ms;
-    for (int s = 0; s < op->nseats; s++)
-        if (op->seat_accounts[s] != op->account_id)
-            game_events_publish(op->svc->events, op->seat_accounts[s], &ev);
     rpc_call_reply(op->call, &m->base);
 }
 
@@ -551,8 +573,34 @@ static void handlers__send_chat_post(game_svc *svc, game_op *op)
     req.account_id = op->account_id;
     req.text = r->text;
     req.request_id = r->request_id;
-    if (game_store_call(&svc->store, GAME_STORE_APPEND_CHAT, &req.base, rpc_call_arena(op->call),
-                        handlers__chat_done, op) != RPC_OK)
+    /* The CHAT events ride in the AppendChat: the store adds the line's id
+     * and time to them and commits them with the line. */
+    rpc_arena *a = rpc_call_arena(op->call);
+    Scrabble__V1__ChatMessage chat = SCRABBLE__V1__CHAT_MESSAGE__INIT;
+    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    game_event_list l = {0};
+    chat.game_id = op->game_id;
+    chat.account_id = op->account_id;
+    chat.handle = op->handle;
+    chat.text = r->text;
+    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_CHAT;
+    ev.game_id = op->game_id;
+    ev.chat = &chat;
+    ev.from_account_id = op->account_id;
+    ev.from_handle = op->handle;
+    /* Every seat, the sender's too: each of the sender's other streams
+     * (another device) shows the line; the stream of the device that sent
+     * it gets it as well, and can match it by message_id. */
+    for (int s = 0; s < op->nseats; s++)
+        if (game_event_add(a, &l, op->seat_accounts[s], &ev, NULL) != 0) {
+            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
+                          "out of memory");
+            return;
+        }
+    req.events = l.v;
+    req.n_events = l.n;
+    if (game_store_call(&svc->store, GAME_STORE_APPEND_CHAT, &req.base, a, handlers__chat_done,
+                        op) != RPC_OK)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
 }
 
@@ -614,6 +662,161 @@ static void handlers_list_chat(rpc_call *call, const ProtobufCMessage *req, void
 }
 
 /* ------------------------------------------------------------------ */
+/* GetGameRecord                                                       */
+
+/* A player's record of a finished game. Not while the game is on: the
+ * record shows every rack, which would tell an opponent's tiles. */
+static int handlers__record_run(game_svc *svc, game_entry *e, game_op *op)
+{
+    rpc_arena *a = rpc_call_arena(op->call);
+    const game_state *g = &e->g;
+    if (!handlers__seated(e, op))
+        return GAME_OP_DONE;
+    if (g->status != GAME_STATUS_FINISHED) {
+        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "game_in_progress",
+                      "game %lld is still being played; its record opens when it ends",
+                      (long long)e->game_id);
+        return GAME_OP_DONE;
+    }
+    game_record rec;
+    char err[160];
+    if (game_record_build(g, e->moves, e->nmoves, e->lexicon, &rec, err, sizeof err) != 0) {
+        log_error("record_failed", "game=%lld err=\"%s\"", (long long)e->game_id, err);
+        rpc_call_fail(op->call, GRPC_STATUS_INTERNAL, "replay_failed", "game %lld: %s",
+                      (long long)e->game_id, err);
+        return GAME_OP_DONE;
+    }
+    Scrabble__V1__GetGameRecordReply *rep = RPC_ARENA_MSG(
+        a, Scrabble__V1__GetGameRecordReply, scrabble__v1__get_game_record_reply__init);
+    size_t n = e->nmoves;
+    if (rep) {
+        rep->game_id = e->game_id;
+        rep->lexicon = rpc_arena_strdup(a, e->lexicon);
+        rep->rated = e->rated;
+        rep->seats = game_view_seats(a, g);
+        rep->n_seats = rep->seats ? (size_t)g->nseats : 0;
+        rep->end_reason = (Scrabble__V1__EndReason)g->end_reason;
+        rep->winners = rpc_arena_alloc(a, GAME_MAX_SEATS * sizeof(int32_t));
+        for (int i = 0; rep->winners && i < g->nwinners; i++)
+            rep->winners[rep->n_winners++] = g->winners[i];
+        rep->moves = rpc_arena_alloc(a, (n ? n : 1) * sizeof *rep->moves);
+        rep->racks = rpc_arena_alloc(a, (n ? n : 1) * sizeof *rep->racks);
+        for (size_t i = 0; rep->moves && rep->racks && i < n; i++) {
+            rep->moves[i] = game_view_move(a, &e->moves[i], true);
+            rep->racks[i] = rpc_arena_strdup(a, rec.racks[i]);
+        }
+        rep->n_moves = rep->n_racks = rep->moves && rep->racks ? n : 0;
+        rep->gcg = rpc_arena_strdup(a, rec.gcg);
+        rep->created_at_ms = e->created_at_ms;
+        rep->updated_at_ms = e->updated_at_ms;
+    }
+    game_record_free(&rec);
+    if (!rep || !rep->gcg || (n && !rep->n_moves))
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+    else
+        rpc_call_reply(op->call, &rep->base);
+    return GAME_OP_DONE;
+}
+
+static void handlers_get_game_record(rpc_call *call, const ProtobufCMessage *req, void *svc)
+{
+    const Scrabble__V1__GameRef *r = (const Scrabble__V1__GameRef *)req;
+    game_op *op = handlers__op(call, req, handlers__record_run, NULL);
+    if (op)
+        game_dispatch(svc, r->game_id, op);
+}
+
+/* ------------------------------------------------------------------ */
+/* GetRules                                                            */
+
+/* The end rules as rules.h implements them, for people. */
+static const char *const handlers__end_rules[] = {
+    "The game ends when a player plays their last tile with the bag empty: that player gains the "
+    "sum of the tile values left on every other rack, and every other player loses the value of "
+    "their own rack.",
+    "The game ends after 6 consecutive scoreless turns by any players (passes, exchanges, plays "
+    "scoring 0): every player loses the value of their own rack.",
+    "A player may resign at any time, even out of turn: the game ends at once with no rack "
+    "adjustment; the resigner cannot win.",
+    "The winners are the players (not the resigner) with the highest final score; several on a "
+    "tie.",
+};
+
+static void handlers_get_rules(rpc_call *call, const ProtobufCMessage *req, void *svcp)
+{
+    game_svc *svc = svcp;
+    const Scrabble__V1__GetRulesRequest *r = (const Scrabble__V1__GetRulesRequest *)req;
+    rpc_arena *a = rpc_call_arena(call);
+    if (!handlers__account(call))
+        return;
+    const char *name = r->lexicon && r->lexicon[0] ? r->lexicon : svc->cfg.default_lexicon;
+    if (!game_lexicons_get(&svc->lexicons, name)) {
+        rpc_call_fail(call, GRPC_STATUS_NOT_FOUND, "unknown_lexicon", "no lexicon named %s", name);
+        return;
+    }
+    const solver_dist *d = solver_dist_english();
+    Scrabble__V1__Rules *rep = RPC_ARENA_MSG(a, Scrabble__V1__Rules, scrabble__v1__rules__init);
+    char(*names)[32] = rpc_arena_alloc(a, HANDLERS__RULES_LEXICONS_MAX * sizeof *names);
+    char **rows = rpc_arena_alloc(a, SOLVER_DIM * sizeof *rows);
+    Scrabble__V1__TileInfo *tiles = rpc_arena_alloc(a, 27 * sizeof *tiles);
+    Scrabble__V1__TileInfo **ptiles = rpc_arena_alloc(a, 27 * sizeof *ptiles);
+    if (!rep || !names || !rows || !tiles || !ptiles) {
+        rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return;
+    }
+    rep->lexicon = (char *)name;
+    rep->default_lexicon = svc->cfg.default_lexicon;
+    int nl = game_lexicons_list(&svc->lexicons, names, HANDLERS__RULES_LEXICONS_MAX);
+    rep->lexicons = rpc_arena_alloc(a, (size_t)(nl ? nl : 1) * sizeof(char *));
+    for (int i = 0; rep->lexicons && i < nl; i++)
+        rep->lexicons[rep->n_lexicons++] = names[i];
+    rep->board_size = SOLVER_DIM;
+    for (int row = 0; row < SOLVER_DIM; row++) {
+        char *line = rpc_arena_alloc(a, SOLVER_DIM + 1);
+        if (!line) {
+            rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+            return;
+        }
+        for (int col = 0; col < SOLVER_DIM; col++) {
+            int lm, wm;
+            solver_board_premium(row, col, &lm, &wm);
+            line[col] = wm == 3 ? 'T' : wm == 2 ? 'D' : lm == 3 ? 't' : lm == 2 ? 'd' : '.';
+        }
+        line[SOLVER_DIM] = 0;
+        rows[row] = line;
+    }
+    rep->premiums = rows;
+    rep->n_premiums = SOLVER_DIM;
+    for (int i = 0; i < 27; i++) { /* A..Z, then the blank */
+        int code = i < 26 ? i + 1 : 0;
+        scrabble__v1__tile_info__init(&tiles[i]);
+        char *letter = rpc_arena_alloc(a, 2);
+        if (!letter) {
+            rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+            return;
+        }
+        letter[0] = code ? (char)('A' + code - 1) : '?';
+        letter[1] = 0;
+        tiles[i].letter = letter;
+        tiles[i].count = d->count[code];
+        tiles[i].value = d->value[code];
+        ptiles[i] = &tiles[i];
+    }
+    rep->tiles = ptiles;
+    rep->n_tiles = 27;
+    rep->tile_count = d->total;
+    rep->rack_size = SOLVER_RACK_MAX;
+    rep->bingo_bonus = SOLVER_BINGO_BONUS;
+    rep->exchange_min_bag = SOLVER_RACK_MAX;
+    rep->scoreless_turns_limit = GAME_SCORELESS_LIMIT;
+    rep->min_seats = GAME_MIN_SEATS;
+    rep->max_seats = GAME_MAX_SEATS;
+    rep->end_rules = (char **)handlers__end_rules;
+    rep->n_end_rules = sizeof handlers__end_rules / sizeof handlers__end_rules[0];
+    rpc_call_reply(call, &rep->base);
+}
+
+/* ------------------------------------------------------------------ */
 /* CreateGame                                                          */
 
 static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
@@ -621,7 +824,7 @@ static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
     if (!handlers__seated(e, op))
         return GAME_OP_DONE;
     if (e->g.seq == 0 && !e->announced)
-        game_announce_start(svc, e);
+        game_announce_start(svc, e, rpc_call_arena(op->call));
     handlers__reply_state(op, e);
     return GAME_OP_DONE;
 }
@@ -654,7 +857,7 @@ static void handlers__created(game_op *op, const Scrabble__V1__GameRecord *rec,
             with.clock = (Scrabble__V1__GameClock *)clock;
             game_clock_from_record(tmp, &with);
         }
-        game_announce_start(op->svc, tmp);
+        game_announce_start(op->svc, tmp, rpc_call_arena(op->call));
         handlers__reply_state(op, tmp);
     }
     free(tmp->moves);
@@ -763,6 +966,8 @@ const rpc_method_impl game_handlers[] = {
     {"Nudge", handlers_nudge, HANDLERS__SMALL},
     {"SendChat", handlers_send_chat, 4096},
     {"ListChat", handlers_list_chat, HANDLERS__SMALL},
+    {"GetGameRecord", handlers_get_game_record, HANDLERS__SMALL},
+    {"GetRules", handlers_get_rules, HANDLERS__SMALL},
     {NULL, NULL, 0, false},
 };
 
@@ -770,9 +975,21 @@ const rpc_method_impl game_handlers[] = {
  * metadata, which only the gateway may assert (it authenticated the token):
  * any other caller is refused before the handler runs. */
 const rpc_allow_rule game_allow[] = {
-    {"CreateGame", "gateway"}, {"GetState", "gateway"},   {"GetHistory", "gateway"},
-    {"Evaluate", "gateway"},   {"SubmitPlay", "gateway"}, {"Pass", "gateway"},
-    {"Exchange", "gateway"},   {"Resign", "gateway"},     {"SaveDraft", "gateway"},
-    {"GetDraft", "gateway"},   {"CheckWord", "gateway"},  {"Nudge", "gateway"},
-    {"SendChat", "gateway"},   {"ListChat", "gateway"},   {NULL, NULL},
+    {"CreateGame", "gateway"},
+    {"GetState", "gateway"},
+    {"GetHistory", "gateway"},
+    {"Evaluate", "gateway"},
+    {"SubmitPlay", "gateway"},
+    {"Pass", "gateway"},
+    {"Exchange", "gateway"},
+    {"Resign", "gateway"},
+    {"SaveDraft", "gateway"},
+    {"GetDraft", "gateway"},
+    {"CheckWord", "gateway"},
+    {"Nudge", "gateway"},
+    {"SendChat", "gateway"},
+    {"ListChat", "gateway"},
+    {"GetGameRecord", "gateway"},
+    {"GetRules", "gateway"},
+    {NULL, NULL},
 };

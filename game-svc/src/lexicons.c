@@ -2,7 +2,9 @@
  * lexicons.c — the lexicons game-svc plays with, memory-mapped once by name
  * and shared read-only by every thread for the life of the process.
  */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "game_svc.h"
@@ -63,4 +65,30 @@ const solver_lexicon *game_lexicons_get(game_lexicons *l, const char *name)
 out:
     pthread_mutex_unlock(&l->mu);
     return found;
+}
+
+static int lexicons__cmp(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+int game_lexicons_list(game_lexicons *l, char names[][32], int max)
+{
+    int n = 0;
+    DIR *d = opendir(l->dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    while (n < max && (de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len <= 4 || len - 4 > 31 || strcmp(de->d_name + len - 4, ".kwg") != 0)
+            continue;
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)(len - 4), de->d_name);
+        if (lexicons__name_ok(name))
+            memcpy(names[n++], name, sizeof name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, 32, lexicons__cmp);
+    return n;
 }

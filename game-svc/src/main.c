@@ -1,5 +1,5 @@
 /*
- * main.c — game-svc: the rules, the live-game cache, drafts and events.
+ * main.c — game-svc: the rules, the live-game cache and drafts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +59,7 @@ int main(int argc, char **argv)
     metrics_registry *reg = rpc_server_metrics(server);
     svc.cache = game_cache_create((size_t)svc.cfg.cache_mb << 20);
     svc.drafts = game_drafts_start(svc.cfg.redis, svc.cfg.redis_secrets, reg);
-    svc.events = game_events_start(svc.cfg.redis, svc.cfg.redis_secrets, 100000, reg);
-    if (!svc.cache || !svc.drafts || !svc.events ||
+    if (!svc.cache || !svc.drafts ||
         game_store_open(&svc.store, svc.cfg.store, &store_tls, reg) != 0) {
         log_error("start_failed", "reason=oom");
         goto out;
@@ -107,17 +106,15 @@ int main(int argc, char **argv)
     log_info("stopped", "%s", "");
     rc = 0;
 out:
-    /* The store client first (its callbacks may still publish), then the
-     * publisher (it drains its queue, counting in the server's metrics),
-     * and only then the server, whose destroy frees those metrics: the
-     * other way round a publisher still sending at SIGTERM wrote to freed
-     * memory (seen under ASan in integration.idempotency). The drafts
-     * thread likewise: it makes a last try at owed deletes, counting what
-     * it has to drop. The deadline poller goes first: it dispatches
-     * operations that call the store. */
+    /* The store client first (its callbacks may still queue draft
+     * deletions), then the drafts thread (it makes a last try at owed
+     * deletes, counting in the server's metrics), and only then the
+     * server, whose destroy frees those metrics: the other way round a
+     * thread still counting at SIGTERM wrote to freed memory (seen under
+     * ASan in integration.idempotency). The deadline poller goes first: it
+     * dispatches operations that call the store. */
     game_deadlines_stop(&svc);
     game_store_close(&svc.store);
-    game_events_stop(svc.events);
     game_drafts_stop(svc.drafts);
     if (server)
         rpc_server_destroy(server);

@@ -142,9 +142,11 @@ static int rules__play(const game_state *g, const game_turn *t, game_state *next
                 continue;
             int v = game_rules_rack_value(&next->seats[s].rack, g->dist);
             next->seats[s].score -= v;
+            next->rack_adjust[s] = -v;
             gained += v;
         }
         me->score += gained;
+        next->rack_adjust[t->seat] = gained;
         rules__finish(next, GAME_END_OUT);
     }
     return GAME_RULES_OK;
@@ -235,8 +237,10 @@ int game_rules_turn(const game_state *g, const game_turn *t, int64_t at_ms, game
     }
 
     if (next->status == GAME_STATUS_ACTIVE && next->scoreless >= GAME_SCORELESS_LIMIT) {
-        for (int s = 0; s < next->nseats; s++)
-            next->seats[s].score -= game_rules_rack_value(&next->seats[s].rack, g->dist);
+        for (int s = 0; s < next->nseats; s++) {
+            next->rack_adjust[s] = -game_rules_rack_value(&next->seats[s].rack, g->dist);
+            next->seats[s].score += next->rack_adjust[s];
+        }
         rules__finish(next, GAME_END_SCORELESS);
     }
     if (next->status == GAME_STATUS_ACTIVE)

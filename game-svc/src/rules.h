@@ -91,6 +91,10 @@ typedef struct game_state {
     int nwinners;
     int winners[GAME_MAX_SEATS];
     int resigned_seat; /* -1 unless ended by resignation */
+    /* Once finished: what the end did to each seat's score (included in
+     * score): + the others' racks for the player out, - its own rack for
+     * the others or after six scoreless turns, 0 on a resignation. */
+    int rack_adjust[GAME_MAX_SEATS];
     bool has_last;
     game_move last; /* the last committed move (idempotent retries) */
 } game_state;

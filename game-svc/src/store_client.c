@@ -29,6 +29,8 @@ static const struct {
                                  &scrabble__v1__game_record__descriptor},
     [GAME_STORE_CLAIM_DEADLINES] = {"ClaimDeadlines", "/scrabble.v1.Store/ClaimDeadlines",
                                     &scrabble__v1__claim_deadlines_reply__descriptor},
+    [GAME_STORE_APPEND_EVENTS] = {"AppendEvents", "/scrabble.v1.Store/AppendEvents",
+                                  &scrabble__v1__append_events_reply__descriptor},
 };
 
 const char *game_store_path(game_store *st, int method)

@@ -63,6 +63,13 @@ Scrabble__V1__Seat **game_view_seats(rpc_arena *a, const game_state *g)
         seats[s].handle = rpc_arena_strdup(a, g->seats[s].handle);
         seats[s].score = g->seats[s].score;
         seats[s].rack_count = g->seats[s].rack.n;
+        /* Over: every rack is public, with what it did to the score. */
+        if (g->status == GAME_STATUS_FINISHED) {
+            char rack[16];
+            solver_rack_format(&g->seats[s].rack, rack, sizeof rack);
+            seats[s].final_rack = rpc_arena_strdup(a, rack);
+            seats[s].rack_adjustment = g->rack_adjust[s];
+        }
         out[s] = &seats[s];
     }
     return out;
@@ -109,6 +116,7 @@ Scrabble__V1__GameState *game_view_state(rpc_arena *a, const game_entry *e, int 
         st->last_move = game_view_move(a, &g->last, g->last.seat == my_seat);
     st->created_at_ms = e->created_at_ms;
     st->updated_at_ms = e->updated_at_ms;
+    st->rated = e->rated;
     return st;
 }
 

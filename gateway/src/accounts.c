@@ -10,7 +10,6 @@
  */
 #include "gateway.h"
 
-#include "publish.h"
 #include "route.h"
 #include "scrabble/v1/edge.pb-c.h"
 #include "scrabble/v1/game.pb-c.h"
@@ -268,12 +267,32 @@ void gw_acc_get_stats(gw_req *r)
 
 /* ---- invitations ------------------------------------------------- */
 
-/* Sends event `type` about inv to every seat but the caller's (when inv is
- * in status `when`), then replies with inv. Publishing is queued to the
- * publisher thread, so the reply is not held up by Redis. */
-static void gw_acc__reply_telling_invitees(gw_req *r, Scrabble__V1__Invitation *inv, int type,
-                                           int when)
+/* Store created the invitation: every invitee (seats 1..) gets an
+ * INVITATION event in its log (AppendEvents, dedupe key "invited:<id>"), and
+ * the reply waits for that commit, so an acknowledged invitation has its
+ * events. A failure of the append fails the call: the client's retry with
+ * its request_id finds the same invitation and appends again (the dedupe
+ * key keeps one event per invitee). Once answered, an invitation has
+ * nothing left to invite to, and only its reply is repeated. */
+static void gw_acc__invite_logged(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
+    gw_req *r = arg;
+    (void)reply;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    rpc_call_reply(r->call, r->step);
+}
+
+/* Writes event `type` about inv to the log of every seat but the
+ * caller's (when inv is in status `when`), with the dedupe key
+ * "<key>:<invitation id>", then replies with inv (gw_acc__invite_logged).
+ * A retry appends again and the key keeps one event per seat. */
+static void gw_acc__reply_telling_invitees(gw_req *r, Scrabble__V1__Invitation *inv, int type,
+                                           int when, const char *key_prefix)
+{
+    rpc_arena *a = rpc_call_arena(r->call);
     Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
     ev.type = (Scrabble__V1__EventType)type;
     ev.invitation = inv;
@@ -281,22 +300,40 @@ static void gw_acc__reply_telling_invitees(gw_req *r, Scrabble__V1__Invitation *
     ev.from_handle = r->who.handle;
     ev.at_ms = gw_now_ms();
     size_t n = (int)inv->status == when ? inv->n_seats : 0;
+    Scrabble__V1__AppendEventsRequest *q = RPC_ARENA_MSG(a, Scrabble__V1__AppendEventsRequest,
+                                                         scrabble__v1__append_events_request__init);
+    size_t len = scrabble__v1__event__get_packed_size(&ev);
+    uint8_t *body = rpc_arena_alloc(a, len ? len : 1);
+    char *key = rpc_arena_printf(a, "%s:%lld", key_prefix, (long long)inv->invitation_id);
+    if (gw_acc__oom(r, q) || gw_acc__oom(r, body) || gw_acc__oom(r, key))
+        return;
+    q->events = rpc_arena_calloc(a, n ? n : 1, sizeof *q->events);
+    if (gw_acc__oom(r, q->events))
+        return;
+    len = scrabble__v1__event__pack(&ev, body);
     for (size_t i = 0; i < n; i++) {
         int64_t to = inv->seats[i]->account_id;
         if (to <= 0 || to == r->who.account_id)
             continue;
-        gw_publish_event(r->gw->publisher, to, &ev.base);
+        Scrabble__V1__EventRecord *rec =
+            RPC_ARENA_MSG(a, Scrabble__V1__EventRecord, scrabble__v1__event_record__init);
+        if (gw_acc__oom(r, rec))
+            return;
+        rec->account_id = to;
+        rec->body.data = body;
+        rec->body.len = len;
+        rec->dedupe_key = key;
+        q->events[q->n_events++] = rec;
     }
-    rpc_call_reply(r->call, &inv->base);
+    if (q->n_events == 0) {
+        rpc_call_reply(r->call, &inv->base);
+        return;
+    }
+    r->step = &inv->base;
+    gw_acc__store(r, GW_STORE(AppendEvents), &q->base,
+                  &scrabble__v1__append_events_reply__descriptor, gw_acc__invite_logged);
 }
 
-/* Store created the invitation: every invitee (seats 1..) gets an
- * INVITATION event. Publishing is queued to the publisher thread, so the
- * reply is not held up by Redis; if Redis is down the invitee still finds
- * the invitation with ListInvitations. A repeat of a request_id gets the
- * invitation created first: while it is open its events go out again (at
- * least once: the first attempt may have died before publishing); once
- * answered there is nothing left to invite to. */
 static void gw_acc__invited(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     gw_req *r = arg;
@@ -304,9 +341,9 @@ static void gw_acc__invited(void *arg, const rpc_status *st, ProtobufCMessage *r
         gw_fail_downstream(r, st);
         return;
     }
-    gw_acc__reply_telling_invitees(r, (Scrabble__V1__Invitation *)reply,
-                                   SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION,
-                                   SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN);
+    gw_acc__reply_telling_invitees(
+        r, (Scrabble__V1__Invitation *)reply, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION,
+        SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN, "invited");
 }
 
 static void gw_acc__create_invitation(gw_req *r)
@@ -323,6 +360,7 @@ static void gw_acc__create_invitation(gw_req *r)
     q->lexicon = in->lexicon;
     q->request_id = in->request_id;
     q->time_control = in->time_control; /* store-svc checks its ranges */
+    q->rated = in->rated;
     gw_acc__store(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_acc__invited);
 }
@@ -490,9 +528,10 @@ void gw_acc_respond_invitation(gw_req *r)
                   gw_acc__responded);
 }
 
-/* Cancelled (or already cancelled: a retry): every invitee hears of it,
- * again on a retry, since the first attempt may have died before
- * publishing (clients drop repeats by invitation id and type). */
+/* Cancelled (or already cancelled: a retry): every invitee gets
+ * INVITATION_CANCELLED in its log before the reply; a retry appends again
+ * (the first attempt may have died before appending) and the dedupe key
+ * "cancelled:<id>" keeps one per invitee. */
 static void gw_acc__cancelled(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     gw_req *r = arg;
@@ -502,7 +541,8 @@ static void gw_acc__cancelled(void *arg, const rpc_status *st, ProtobufCMessage 
     }
     gw_acc__reply_telling_invitees(r, (Scrabble__V1__Invitation *)reply,
                                    SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION_CANCELLED,
-                                   SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_CANCELLED);
+                                   SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_CANCELLED,
+                                   "cancelled");
 }
 
 void gw_acc_cancel_invitation(gw_req *r)
@@ -561,4 +601,26 @@ void gw_acc_list_games(gw_req *r)
     q->page_token = in->page_token;
     gw_acc__store(r, GW_STORE(ListGames), &q->base, &scrabble__v1__list_games_reply__descriptor,
                   gw_acc__relay);
+}
+
+/* ---- leaderboards ------------------------------------------------ */
+
+void gw_acc_get_leaderboard(gw_req *r)
+{
+    const Scrabble__V1__GetLeaderboardRequest *in =
+        (const Scrabble__V1__GetLeaderboardRequest *)r->msg;
+    if (in->page_size < 0 || in->page_size > 100) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "page_size must be 0..100");
+        return;
+    }
+    const char *f = in->family;
+    if (f[0] && strcmp(f, "untimed") != 0 && strcmp(f, "correspondence") != 0 &&
+        strcmp(f, "realtime") != 0) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_family",
+                      "family must be untimed, correspondence or realtime");
+        return;
+    }
+    gw_acc__store(r, GW_STORE(GetLeaderboard), r->msg,
+                  &scrabble__v1__get_leaderboard_reply__descriptor, gw_acc__relay);
 }

@@ -24,8 +24,8 @@ static const cfg_option gw_options[] = {
                "comma-separated game-svc targets; a game is owned by the rendezvous-hash winner"),
     GW_OPT_STR(redis, "redis", "127.0.0.1:56379", "Redis host:port for live events"),
     GW_OPT_STR(redis_secrets, "redis-secrets", "var/secrets",
-               "directory holding the Redis ACL passwords redis-publisher.pass and "
-               "redis-subscriber.pass (empty: no AUTH, for a Redis without ACLs)"),
+               "directory holding the Redis ACL password redis-subscriber.pass (empty: no "
+               "AUTH, for a Redis without ACLs)"),
     GW_OPT_DUR(auth_ttl_ms, "auth-ttl", 1000, 3600000, "30s",
                "how long a resolved token is trusted"),
     GW_OPT_DUR(
@@ -55,8 +55,6 @@ static const cfg_option gw_options[] = {
                "open Subscribe streams per account"),
     GW_OPT_DUR(downstream_timeout_ms, "downstream-timeout", 10, 600000, "5s",
                "deadline of a downstream call (the client's own deadline wins when earlier)"),
-    GW_OPT_INT(publish_queue, "publish-queue", 16, 1000000, "10000",
-               "events waiting to be published to Redis"),
     /* Login and Register are the only calls without a token: these
      * throttles stand where the per-account limiter cannot. */
     GW_OPT_INT(login_per_address, "login-per-address", 0, 1000000, "30",

@@ -26,7 +26,6 @@ typedef struct gw_config {
     int subscriber_queue;     /* events queued per Subscribe stream */
     int max_streams_per_account;
     int downstream_timeout_ms;
-    int publish_queue; /* INVITATION events waiting for Redis */
     /* Throttles on authentication (per minute, bucket size). */
     int login_per_address, login_burst_per_address;
     int register_per_address, register_burst_per_address;

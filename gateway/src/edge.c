@@ -215,6 +215,9 @@ static void gw_edge__dispatch(gw_ctx *gw, rpc_call *call, const gw_method *m)
     X(Nudge, true, GW_RATE_WRITE, gw_forward_game, GW_GAME(Nudge), GW_MAX_SMALL)                   \
     X(SendChat, true, GW_RATE_WRITE, gw_forward_game, GW_GAME(SendChat), GW_KIB(4))                \
     X(ListChat, true, GW_RATE_READ, gw_forward_game, GW_GAME(ListChat), GW_MAX_SMALL)              \
+    X(GetGameRecord, true, GW_RATE_LIST, gw_forward_game, GW_GAME(GetGameRecord), GW_MAX_SMALL)    \
+    X(GetRules, true, GW_RATE_LOOKUP, gw_forward_any, GW_GAME(GetRules), GW_MAX_SMALL)             \
+    X(GetLeaderboard, true, GW_RATE_LIST, gw_acc_get_leaderboard, NULL, GW_MAX_SMALL)              \
     X(Subscribe, true, GW_RATE_READ, gw_subscribe, NULL, GW_MAX_SMALL)
 
 /* One thin handler per method: the runtime's handler signature carries no

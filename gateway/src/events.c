@@ -58,14 +58,19 @@ static void gw_events__dispatch(gw_events *ev, const redisReply *r)
                  (size_t)r->element[3]->len);
         return;
     }
-    int slow = 0;
-    int n = gw_subs_deliver(ev->subs, account, &e->base, &slow);
+    int64_t id;
+    if (gw_event_id_parse(e->event_id, &id) != 0 || id <= 0) {
+        /* Not from the relay (every logged event has an id): refused, as
+         * it could not be resumed from. */
+        log_warn("event_without_id", "channel=%.*s", (int)r->element[2]->len, r->element[2]->str);
+        scrabble__v1__event__free_unpacked(e, NULL);
+        return;
+    }
+    int n = gw_subs_deliver(ev->subs, account, id, e);
     if (n > 0 && ev->delivered)
         metric_add(ev->delivered, n);
-    else if (n == 0 && slow == 0 && ev->unrouted)
+    else if (n == 0 && ev->unrouted)
         metric_add(ev->unrouted, 1);
-    if (slow)
-        log_info("slow_consumer", "account=%lld streams=%d", (long long)account, slow);
     log_debug("event", "account=%lld type=%d game=%lld seq=%lld streams=%d", (long long)account,
               e->type, (long long)e->game_id, (long long)e->seq, n);
     scrabble__v1__event__free_unpacked(e, NULL);
@@ -107,7 +112,10 @@ static void *gw_events__main(void *arg)
         struct timeval none = {0, 0};
         redisSetTimeout(c, none);
         atomic_store(&ev->connected, true);
-        log_info("redis_subscribed", "pattern=%s", RPC_REDIS_EVENTS_PATTERN);
+        /* Whatever was published while this subscription was not in place
+         * never reached us: every stream reads it from the log. */
+        size_t n = gw_subs_catch_up_all(ev->subs);
+        log_info("redis_subscribed", "pattern=%s catch_ups=%zu", RPC_REDIS_EVENTS_PATTERN, n);
         for (;;) {
             void *reply = NULL;
             if (redisGetReply(c, &reply) != REDIS_OK || !reply)

@@ -24,7 +24,6 @@
 
 typedef struct gw_subs gw_subs;
 typedef struct gw_events gw_events;
-typedef struct gw_publisher gw_publisher;
 typedef struct gw_req gw_req;
 
 typedef void (*gw_action)(gw_req *r);
@@ -59,14 +58,13 @@ typedef struct gw_ctx {
     gw_throttle *th_handle;  /* ... per handle, and the failed-login backoff */
     gw_subs *subs;
     gw_events *events;
-    gw_publisher *publisher;
 
     struct {
         metric *rate_limited[GW_RATE_CLASSES];
         metric *auth_hit, *auth_miss, *auth_rejected, *auth_outage_served;
         metric *forwarded, *downstream_unavailable;
         metric *subscribers, *events_delivered, *events_unrouted, *slow_consumers;
-        metric *published, *publish_dropped;
+        metric *events_replayed, *events_repeated, *catch_ups;
         metric *throttled[2][GW_TH_BY_COUNT]; /* [login, register][by] */
         metric *login_failures, *throttle_entries[2];
         metric *unknown_stripped, *too_many_items;
@@ -128,6 +126,7 @@ void gw_acc_respond_invitation(gw_req *r);
 void gw_acc_cancel_invitation(gw_req *r);
 void gw_acc_list_invitations(gw_req *r);
 void gw_acc_list_games(gw_req *r);
+void gw_acc_get_leaderboard(gw_req *r);
 
 /* subscribe.c: the Subscribe action. */
 void gw_subscribe(gw_req *r);

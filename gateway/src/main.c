@@ -6,7 +6,6 @@
 #include "config.h"
 #include "events.h"
 #include "gateway.h"
-#include "publish.h"
 #include "route.h"
 #include "rpc/log.h"
 #include "subscribe.h"
@@ -81,10 +80,14 @@ static void gw_metrics_init(gw_ctx *gw)
                                             "Events with no local subscriber");
     gw->m.slow_consumers = metrics_counter(reg, "gateway_slow_consumers_total", NULL,
                                            "Streams ended RESOURCE_EXHAUSTED slow_consumer");
-    gw->m.published =
-        metrics_counter(reg, "gateway_events_published_total", NULL, "INVITATION events published");
-    gw->m.publish_dropped = metrics_counter(reg, "gateway_events_publish_dropped_total", NULL,
-                                            "Events not published (queue full or Redis down)");
+    gw->m.events_replayed = metrics_counter(reg, "gateway_events_replayed_total", NULL,
+                                            "Events read from the log and queued on streams "
+                                            "(resume and catch-up)");
+    gw->m.events_repeated = metrics_counter(reg, "gateway_events_repeated_total", NULL,
+                                            "Live events dropped: the stream already had them");
+    gw->m.catch_ups = metrics_counter(reg, "gateway_event_catch_ups_total", NULL,
+                                      "Streams that read the log after the Redis subscription "
+                                      "was (re)made");
     static const char *const methods[2] = {"login", "register"};
     static const char *const bys[GW_TH_BY_COUNT] = {"address", "handle", "backoff"};
     for (int k = 0; k < 2; k++)
@@ -163,8 +166,7 @@ int main(int argc, char **argv)
     gw.auth = gw_authcache_create((size_t)gw.cfg.auth_cache_size);
     gw.th_address = gw_throttle_create((size_t)gw.cfg.throttle_entries);
     gw.th_handle = gw_throttle_create((size_t)gw.cfg.throttle_entries);
-    gw.subs =
-        gw_subs_create(gw.cfg.max_streams_per_account, NULL, gw.m.subscribers, gw.m.slow_consumers);
+    gw.subs = gw_subs_create(gw.cfg.max_streams_per_account, &gw);
     if (!gw.limiter || !gw.auth || !gw.subs || !gw.th_address || !gw.th_handle) {
         log_error("start_failed", "err=\"out of memory\"");
         goto fail;
@@ -198,11 +200,9 @@ int main(int argc, char **argv)
             metrics_gauge(reg, "gateway_downstream_ready", labels, "1 when the channel is READY");
     }
 
-    gw.publisher = gw_publisher_start(gw.cfg.redis, gw.cfg.redis_secrets, gw.cfg.publish_queue,
-                                      gw.m.published, gw.m.publish_dropped);
     gw.events = gw_events_start(gw.cfg.redis, gw.cfg.redis_secrets, gw.subs, gw.m.events_delivered,
                                 gw.m.events_unrouted);
-    if (!gw.publisher || !gw.events) /* the module has logged why */
+    if (!gw.events) /* the module has logged why */
         goto fail;
 
     if (gw_edge_register(&gw) != 0) {
@@ -235,7 +235,6 @@ fail:
     if (gw.server)
         rpc_server_destroy(gw.server);
     gw_events_stop(gw.events);
-    gw_publisher_stop(gw.publisher);
     for (int i = 0; i < gw.ngames; i++)
         if (gw.games[i])
             rpc_channel_destroy(gw.games[i]);

@@ -128,6 +128,7 @@ typedef struct lt_hold {
     lt_procstat procs; /* [0] gateway, [1] self */
     int opened;        /* streams started */
     uint64_t published, handshakes, publish_unheard;
+    int64_t next_event_id; /* ids of the events published here (see lt_hold__publish) */
     uint64_t next_sample, next_progress;
 } lt_hold;
 
@@ -202,7 +203,15 @@ static void lt_hold__publish(lt_hold *h, int i, int64_t seq)
     ev.seq = seq;
     ev.from_handle = "loadtest-hold";
     ev.at_ms = lt_wall_ns() / 1000000;
-    uint8_t buf[128];
+    /* The gateway takes only events with an id above what each stream has
+     * seen (the event log's ids are far smaller): microseconds since the
+     * epoch at the first publish, counting up. */
+    if (h->next_event_id == 0)
+        h->next_event_id = lt_wall_ns() / 1000;
+    char id[24];
+    snprintf(id, sizeof id, "%lld", (long long)h->next_event_id++);
+    ev.event_id = id;
+    uint8_t buf[160];
     size_t len = scrabble__v1__event__pack(&ev, buf);
     char channel[RPC_REDIS_NAME_MAX];
     rpc_redis_event_channel(channel, sizeof channel, h->s[i].account_id);
@@ -435,7 +444,7 @@ int lt_cmd_hold(int argc, char **argv, lt_stop *stop)
     ends_init = true;
 
     /* Players, their tokens and their account ids. */
-    pg = lt_pg_connect(h->c.pg, err, sizeof(err));
+    pg = lt_pg_connect(h->c.pg, false, err, sizeof(err));
     if (pg == NULL) {
         fprintf(stderr, "loadtest hold: %s\n", err);
         goto out;

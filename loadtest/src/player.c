@@ -72,6 +72,7 @@ typedef struct lt_event_msg {
     int64_t game_id, seq, invitation_id;
     int to_move;
     int code;
+    int64_t lag_ms; /* received - the event's at_ms (move events), or -1 */
 } lt_event_msg;
 
 struct lt_player {
@@ -285,6 +286,13 @@ static void lt_on_event(void *arg, ProtobufCMessage *msg)
     m->game_id = ev->game_id;
     m->seq = ev->seq;
     m->to_move = ev->to_move;
+    /* A move's events are stamped by game-svc as it builds them for the
+     * commit: now - at_ms is commit + relay + delivery, on one host clock. */
+    m->lag_ms = -1;
+    if ((ev->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_OPPONENT_MOVED ||
+         ev->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN) &&
+        ev->at_ms > 0)
+        m->lag_ms = (int64_t)(lt_wall_ns() / 1000000) - ev->at_ms;
     if (ev->invitation)
         m->invitation_id = ev->invitation->invitation_id;
     lt_mailbox_post(&p->run->mb, &m->msg);
@@ -978,6 +986,8 @@ static void lt_on_event_msg(lt_player *p, lt_event_msg *m)
     }
     if (m->type >= 0 && m->type < 8)
         lt_run_cur(r)->events[m->type]++;
+    if (m->lag_ms >= 0)
+        lt_hist_record(&lt_run_cur(r)->event_lag, (uint64_t)m->lag_ms * 1000000);
     if (r->stopping)
         return;
     switch (m->type) {

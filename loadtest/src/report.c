@@ -139,6 +139,10 @@ void lt_report_table(lt_run *r, FILE *f)
                 "\n",
                 s->events[1], s->events[2], s->events[3], s->events[4], s->events[5], s->events[6],
                 s->events[7]);
+        char e50[16], e99[16];
+        lt_fmt_ms(e50, sizeof(e50), lt_hist_percentile(&s->event_lag, 50));
+        lt_fmt_ms(e99, sizeof(e99), lt_hist_percentile(&s->event_lag, 99));
+        fprintf(f, "move events, built by game-svc -> received: p50 %s, p99 %s\n", e50, e99);
         fprintf(f,
                 "verdict: %s (worst gameplay p99 %s in %s; bound 50 ms over gameplay ops with >= "
                 "%d calls, "
@@ -255,6 +259,7 @@ int lt_report_json(lt_run *r, const char *path)
         lt_jw_kuint(&w, "stream_ends", s->stream_errors);
         lt_jw_kuint(&w, "board_mismatch", s->board_mismatch);
         lt_json_hist(&w, "driver_lag", &s->lag);
+        lt_json_hist(&w, "event_lag", &s->event_lag);
         uint64_t calls = 0, transport = 0, errors = 0;
         lt_jw_key(&w, "ops");
         lt_jw_arr(&w);

@@ -20,10 +20,15 @@
 #include "rpc/cfg.h"
 #include "rpc/log.h"
 #include "scrabble/v1/edge.pb-c.h"
+#include "netpolicy.h"
 #include "seed.h"
 
 static const cfg_option lt_run_options[] = {
-    CFG_STR_OPT(lt_run_cfg, target, "target", "127.0.0.1:7000", "the gateway (loopback only)"),
+    CFG_STR_OPT(lt_run_cfg, target, "target", "127.0.0.1:7000",
+                "the gateway (loopback; private with --allow-private)"),
+    CFG_BOOL_OPT(
+        lt_run_cfg, allow_private, "allow-private", "false",
+        "also allow a target and Postgres on a private network (containers), never public"),
     CFG_STR_OPT(lt_run_cfg, pg, "pg",
                 "host=127.0.0.1 port=55432 dbname=scrabble user=scrabble_loadtest",
                 "Postgres, for seeding, --reset and --cleanup"),
@@ -318,12 +323,6 @@ static int lt_parse_steps(lt_run_cfg *c, char *err, size_t errlen)
     return 0;
 }
 
-static bool lt_loopback(const char *t)
-{
-    return !strncmp(t, "127.", 4) || !strncmp(t, "localhost:", 10) || !strncmp(t, "ipv4:127.", 9) ||
-           !strncmp(t, "[::1]:", 6);
-}
-
 static void lt_default_lexicon(char *out, size_t len)
 {
     char exe[PATH_MAX];
@@ -343,6 +342,8 @@ static int lt_run_init_steps(lt_run *r)
         for (int op = 0; op < LT_OP_COUNT; op++)
             if (lt_opstats_init(&r->steps[s].ops[op], lt_ops[op].name) != 0)
                 return -1;
+        if (lt_hist_init(&r->steps[s].event_lag, LT_HIST_DEFAULT_SUB_BITS) != 0)
+            return -1;
         if (lt_hist_init(&r->steps[s].lag, LT_HIST_DEFAULT_SUB_BITS) != 0)
             return -1;
     }
@@ -355,6 +356,7 @@ static void lt_run_free_steps(lt_run *r)
         for (int op = 0; op < LT_OP_COUNT; op++)
             lt_opstats_free(&r->steps[s].ops[op]);
         lt_hist_free(&r->steps[s].lag);
+        lt_hist_free(&r->steps[s].event_lag);
     }
 }
 
@@ -500,8 +502,8 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
         goto out;
     }
     log_threshold = lvl;
-    if (!lt_loopback(r->c.target)) {
-        fprintf(stderr, "loadtest run: --target '%s' is not a loopback address\n", r->c.target);
+    if (!lt_net_target_allowed(r->c.target, r->c.allow_private, err, sizeof(err))) {
+        fprintf(stderr, "loadtest run: --%s\n", err);
         goto out;
     }
     if (r->c.lexicon[0] == '\0')
@@ -516,7 +518,7 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
     r->nplayers_max = r->c.steps[r->c.nsteps - 1];
     int population = r->nplayers_max + (r->c.hammer ? 1 : 0);
     if (r->c.seed || r->c.reset || r->c.cleanup) {
-        pg = lt_pg_connect(r->c.pg, err, sizeof(err));
+        pg = lt_pg_connect(r->c.pg, r->c.allow_private, err, sizeof(err));
         if (pg == NULL) {
             fprintf(stderr, "loadtest run: %s\n", err);
             goto out;

@@ -72,6 +72,7 @@ typedef struct lt_run_cfg {
     bool reset;
     bool cleanup;
     bool seed;
+    bool allow_private;
     int social_pct;
     int top_n;
     char lexicon[512];
@@ -109,8 +110,9 @@ typedef struct lt_step_result {
     uint64_t events[8];
     uint64_t stream_errors;
     uint64_t board_mismatch;
-    uint64_t no_play; /* turns with no legal play (pass/exchange) */
-    lt_hist lag;      /* driver timer lateness */
+    uint64_t no_play;  /* turns with no legal play (pass/exchange) */
+    lt_hist lag;       /* driver timer lateness */
+    lt_hist event_lag; /* a move's event: built by game-svc -> received (ns) */
 } lt_step_result;
 
 typedef struct lt_player lt_player;

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "lt.h"
+#include "netpolicy.h"
 #include "rpc/cfg.h"
 
 static void lt_hex(const unsigned char *in, size_t n, char *out)
@@ -52,9 +53,9 @@ static void lt_token_hash(const char *token, char out[65])
     lt_hex(d, sizeof(d), out);
 }
 
-/* Loopback only: a host that is a Unix socket directory, localhost, 127.x
- * or ::1 (each of a comma-separated list). */
-static bool lt_pg_loopback(const char *conninfo, char *err, size_t errlen)
+/* Every host (and hostaddr) of the connection string, each possibly a
+ * comma-separated list, must pass the driver's network policy (netpolicy.h). */
+static bool lt_pg_allowed(const char *conninfo, bool allow_private, char *err, size_t errlen)
 {
     char *perr = NULL;
     PQconninfoOption *opts = PQconninfoParse(conninfo, &perr);
@@ -64,18 +65,16 @@ static bool lt_pg_loopback(const char *conninfo, char *err, size_t errlen)
         return false;
     }
     bool ok = true;
-    for (PQconninfoOption *o = opts; o->keyword; o++) {
+    for (PQconninfoOption *o = opts; o->keyword && ok; o++) {
         if (!o->val || !o->val[0] || (strcmp(o->keyword, "host") && strcmp(o->keyword, "hostaddr")))
             continue;
         char buf[256];
         snprintf(buf, sizeof(buf), "%s", o->val);
         char *save = NULL;
-        for (char *h = strtok_r(buf, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-            if (h[0] != '/' && strcmp(h, "localhost") && strncmp(h, "127.", 4) &&
-                strcmp(h, "::1")) {
-                snprintf(err, errlen,
-                         "postgres host '%s' is not loopback (127.x, localhost, ::1, a socket dir)",
-                         h);
+        for (char *h = strtok_r(buf, ",", &save); h && ok; h = strtok_r(NULL, ",", &save)) {
+            char why[224];
+            if (!lt_net_host_allowed(h, allow_private, why, sizeof(why))) {
+                snprintf(err, errlen, "postgres %s", why);
                 ok = false;
             }
         }
@@ -84,9 +83,9 @@ static bool lt_pg_loopback(const char *conninfo, char *err, size_t errlen)
     return ok;
 }
 
-PGconn *lt_pg_connect(const char *conninfo, char *err, size_t errlen)
+PGconn *lt_pg_connect(const char *conninfo, bool allow_private, char *err, size_t errlen)
 {
-    if (!lt_pg_loopback(conninfo, err, errlen))
+    if (!lt_pg_allowed(conninfo, allow_private, err, errlen))
         return NULL;
     PGconn *pg = PQconnectdb(conninfo);
     if (PQstatus(pg) != CONNECTION_OK) {
@@ -206,6 +205,14 @@ int lt_seed_cleanup(PGconn *pg, const char *tag, long long *removed, char *err, 
                    0, NULL, NULL, err, errlen) != 0 ||
         lt_pg_exec(pg, "DELETE FROM chat_messages WHERE account_id IN (SELECT id FROM lt_acc)", 0,
                    NULL, NULL, err, errlen) != 0 ||
+        /* The event log (migration 0004; the driver also runs against older
+         * schemas) has no foreign key to accounts. */
+        lt_pg_exec(pg,
+                   "DO $$BEGIN IF to_regclass('events') IS NOT NULL THEN "
+                   "DELETE FROM events WHERE account_id IN (SELECT id FROM lt_acc); "
+                   "DELETE FROM event_horizon WHERE account_id IN (SELECT id FROM lt_acc); "
+                   "END IF; END$$",
+                   0, NULL, NULL, err, errlen) != 0 ||
         lt_pg_exec(
             pg,
             "DELETE FROM games WHERE invitation_id IN (SELECT invitation_id FROM invitation_seats "
@@ -229,9 +236,14 @@ int lt_seed_reset_games(PGconn *pg, char *err, size_t errlen)
 {
     if (lt_seed_check_schema(pg, err, errlen) != 0)
         return -1;
+    if (lt_pg_exec(pg,
+                   "DO $$BEGIN IF to_regclass('events') IS NOT NULL THEN "
+                   "TRUNCATE events, event_horizon; END IF; END$$",
+                   0, NULL, NULL, err, errlen) != 0)
+        return -1;
     return lt_pg_exec(pg,
                       "TRUNCATE game_moves, game_players, chat_messages, game_deadlines, games, "
-                      "invitation_seats, invitations, account_stats",
+                      "invitation_seats, invitations, account_stats, rating_history, ratings",
                       0, NULL, NULL, err, errlen);
 }
 
@@ -338,6 +350,7 @@ typedef struct lt_seed_cfg {
     char secret[128];
     int players;
     int ttl_hours;
+    bool allow_private;
 } lt_seed_cfg;
 
 static const cfg_option lt_seed_options[] = {
@@ -349,6 +362,8 @@ static const cfg_option lt_seed_options[] = {
                 "key the bearer tokens derive from"),
     CFG_INT_OPT(lt_seed_cfg, players, "players", 1, 1000000, "1000", "players to create"),
     CFG_INT_OPT(lt_seed_cfg, ttl_hours, "ttl-hours", 2, 24 * 365, "48", "session lifetime"),
+    CFG_BOOL_OPT(lt_seed_cfg, allow_private, "allow-private", "false",
+                 "also allow a Postgres host on a private network (containers), never public"),
 };
 
 static int lt_seed_load(int argc, char **argv, lt_seed_cfg *c)
@@ -380,7 +395,7 @@ static int lt_seed__open(const char *cmd, int argc, char **argv, lt_seed_cfg *c,
     if (lr != 0)
         return lr > 0 ? LT_EXIT_OK : LT_EXIT_USAGE;
     char err[512] = "";
-    *pg = lt_pg_connect(c->pg, err, sizeof(err));
+    *pg = lt_pg_connect(c->pg, c->allow_private, err, sizeof(err));
     if (!*pg) {
         fprintf(stderr, "loadtest %s: %s\n", cmd, err);
         return LT_EXIT_FAIL;

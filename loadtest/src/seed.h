@@ -13,6 +13,7 @@
 #define LT_SEED_H
 
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define LT_TOKEN_LEN 36 /* "lt1." + 32 hex */
@@ -20,8 +21,9 @@
 void lt_seed_handle(const char *tag, int idx, char *out, size_t len);
 void lt_seed_token(const char *secret, const char *tag, int idx, char out[LT_TOKEN_LEN + 1]);
 
-/* Connects; NULL with err on failure. */
-PGconn *lt_pg_connect(const char *conninfo, char *err, size_t errlen);
+/* Connects when every host of CONNINFO passes the network policy
+ * (netpolicy.h; allow_private is --allow-private); NULL with err on failure. */
+PGconn *lt_pg_connect(const char *conninfo, bool allow_private, char *err, size_t errlen);
 
 /* Makes sure players 0..n-1 of `tag` exist with live sessions (reseeding
  * the whole tag when they do not). Returns 0 or -1 (err). *created tells

@@ -38,6 +38,7 @@ HELPERS = {
     "store_op_bad": 1,           # store-svc/src/op.c
     "store__op_unavailable": 2,  # store-svc/src/server.c
     "store__fail_unavailable": 2,
+    "gw_subs__end": 4,           # gateway/src/subscribe.c
 }
 # Functions returning a reason token (as const char *) that callers pass to
 # a helper as `why`.
@@ -49,7 +50,8 @@ PASSTHROUGH = {
     "rpc_call_fail": "rpc runtime API", "rpc_call_finish": "rpc runtime API",
     "rpc_call_fail_status": "rpc runtime API", "rpc_status_set": "rpc runtime API",
     "rpc_status_vset": "rpc runtime API",
-    "gw_subs__finish_runtime": "gateway/src/subscribe.c: its callers' literals",
+    "gw_subs__end": "gateway/src/subscribe.c: its callers' literals and ReadEvents' "
+                    "statuses (events_expired, bad_event_id)",
     "game_turn_run": "game_rules_error.reason, set by rules__fail",
     "store_op_code": "the store__reasons table",
     "rules__fail": "its callers' literals",

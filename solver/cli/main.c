@@ -18,6 +18,7 @@ static void usage(void)
             "       scrabble-solver check [--lexicon FILE] WORD...\n"
             "       scrabble-solver eval --cgp \"...\" --play \"8D WORD\" [--lexicon FILE]\n"
             "       scrabble-solver selfplay --games N --seed S [--gcg] [--lexicon FILE]\n"
+            "       scrabble-solver gcg [--lexicon FILE] FILE   (read back; '-' is stdin)\n"
             "       scrabble-solver bench [--positions N] [--reps R] [--only SECTION] [--lexicon "
             "FILE]\n"
             "         SECTION: full, best, open, selfplay (--positions = games), build\n"
@@ -266,6 +267,63 @@ static int cmd_selfplay(const args_t *a)
     return 0;
 }
 
+/* Reads a GCG back with the library's reader (replaying every play on a
+ * board) and prints each player's last total: "player N NICK total T".
+ * A file that does not read exits 2 with the reader's message. */
+static int cmd_gcg(const args_t *a)
+{
+    if (a->nrest != 1) {
+        usage();
+        return 2;
+    }
+    FILE *f = strcmp(a->rest[0], "-") == 0 ? stdin : fopen(a->rest[0], "r");
+    if (!f) {
+        fprintf(stderr, "scrabble-solver: %s: %s\n", a->rest[0], strerror(errno));
+        return 2;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap + 1);
+    while (text && (cap - n) > 0) {
+        size_t k = fread(text + n, 1, cap - n, f);
+        if (k == 0)
+            break;
+        n += k;
+    }
+    if (f != stdin)
+        fclose(f);
+    if (!text || n == cap) {
+        fprintf(stderr, "scrabble-solver: %s: unreadable or over %zu bytes\n", a->rest[0], cap);
+        free(text);
+        return 2;
+    }
+    text[n] = 0;
+    solver_lexicon *lex = open_lexicon(a);
+    if (!lex) {
+        free(text);
+        return 2;
+    }
+    solver_gcg g;
+    char err[256];
+    int rc = 0;
+    if (solver_gcg_parse(text, lex, &g, err, sizeof err)) {
+        fprintf(stderr, "scrabble-solver: %s: %s\n", a->rest[0], err);
+        rc = 2;
+    } else {
+        int np = g.nplayers > 0 ? g.nplayers : 2;
+        for (int p = 0; p < np; p++) {
+            int total = 0;
+            for (size_t i = 0; i < g.nturns; i++)
+                if (g.turns[i].player == p)
+                    total = g.turns[i].cumulative;
+            printf("player %d %s total %d\n", p + 1, g.player_nick[p], total);
+        }
+        solver_gcg_free(&g);
+    }
+    solver_lexicon_free(lex);
+    free(text);
+    return rc;
+}
+
 static int cmd_bench(const args_t *a)
 {
     solver_lexicon *lex = open_lexicon(a);
@@ -305,6 +363,8 @@ int main(int argc, char **argv)
         rc = cmd_selfplay(&a);
     else if (!strcmp(cmd, "bench"))
         rc = cmd_bench(&a);
+    else if (!strcmp(cmd, "gcg"))
+        rc = cmd_gcg(&a);
     else {
         usage();
         rc = 2;

@@ -67,12 +67,21 @@ int cli_selfplay(const solver_lexicon *lex, uint64_t seed, solver_move *buf, siz
             scores[p] += v;
             scores[p ^ 1] -= v;
             if (gcg) {
+                /* Both seats' lines (macondo/MAGPIE conventions): the
+                 * player out gains the other rack, the other loses it, so
+                 * each seat's last total is its final score. */
                 solver_gcg_turn e = {.player = p,
                                      .rack = racks[p ^ 1],
                                      .is_end_rack = true,
                                      .end_points = v,
                                      .cumulative = scores[p]};
                 solver_gcg_add(gcg, &e);
+                solver_gcg_turn o = {.player = p ^ 1,
+                                     .rack = racks[p ^ 1],
+                                     .is_end_rack = true,
+                                     .end_points = -v,
+                                     .cumulative = scores[p ^ 1]};
+                solver_gcg_add(gcg, &o);
             }
             turn++;
             break;

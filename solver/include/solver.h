@@ -282,18 +282,31 @@ size_t solver_cgp_format(const solver_cgp *c, char *buf, size_t len);
 
 /* ---- GCG -------------------------------------------------------------- */
 
+#define SOLVER_GCG_MAX_PLAYERS 4
+
+/* One line of a game's record.  End-of-game lines follow the GCG
+ * conventions that macondo and MAGPIE read: the player who went out writes
+ * ">nick: (RACKS) +N total" (N the value of the other racks it gains), and
+ * every seat that loses its own rack's value (each opponent of the player
+ * who went out, every seat after six scoreless turns) writes
+ * ">nick: RACK (RACK) -N total".  So each seat's last line carries its
+ * final score. */
 typedef struct solver_gcg_turn {
-    int player;       /* 0 or 1 */
-    solver_rack rack; /* rack before the move */
+    int player;       /* 0 .. nplayers-1 */
+    solver_rack rack; /* rack before the move; on an end line: the rack counted */
     solver_move move;
-    int cumulative;   /* player's score after the move */
-    bool is_end_rack; /* final "(rack) +N" adjustment line */
-    int end_points;
+    int cumulative;   /* player's score after the line */
+    bool is_end_rack; /* an end-of-game rack line (see above) */
+    int end_points;   /* on an end line: +N gained or -N lost */
 } solver_gcg_turn;
 
 typedef struct solver_gcg {
-    char player_nick[2][32];
-    char player_name[2][64];
+    /* 0 means 2 (two-player records, the GCG standard).  3 and 4 write
+     * #player3 / #player4 lines, an extension the standard lacks. */
+    int nplayers;
+    char player_nick[SOLVER_GCG_MAX_PLAYERS][32]; /* no spaces, distinct */
+    char player_name[SOLVER_GCG_MAX_PLAYERS][64];
+    char lexicon[32];       /* "#lexicon NAME" when not empty */
     solver_gcg_turn *turns; /* malloc'd; solver_gcg_free releases it */
     size_t nturns, cap;
 } solver_gcg;
@@ -301,8 +314,9 @@ typedef struct solver_gcg {
 /* Writes a GCG to buf (like snprintf: returns the length needed). */
 size_t solver_gcg_format(const solver_gcg *g, char *buf, size_t len);
 /* Parses a GCG, replaying the moves on a fresh board to resolve
- * played-through letters.  Returns 0 or -1 with a message (line number).
- * Caller frees with solver_gcg_free. */
+ * played-through letters.  A turn line must name a player of a #playerN
+ * line.  Returns 0 or -1 with a message (line number).  Caller frees with
+ * solver_gcg_free. */
 int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *out, char *err,
                      size_t errlen);
 int solver_gcg_add(solver_gcg *g, const solver_gcg_turn *t);

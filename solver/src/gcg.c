@@ -39,15 +39,24 @@ size_t solver_gcg_format(const solver_gcg *g, char *buf, size_t len)
     size_t o = 0;
     if (len)
         buf[0] = 0;
+    int np = g->nplayers > 0 ? g->nplayers : 2;
+    if (np > SOLVER_GCG_MAX_PLAYERS)
+        np = SOLVER_GCG_MAX_PLAYERS;
     APPEND("#character-encoding UTF-8\n");
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < np; p++)
         APPEND("#player%d %s %s\n", p + 1, g->player_nick[p],
                g->player_name[p][0] ? g->player_name[p] : g->player_nick[p]);
+    if (g->lexicon[0])
+        APPEND("#lexicon %s\n", g->lexicon);
     for (size_t i = 0; i < g->nturns; i++) {
         const solver_gcg_turn *t = &g->turns[i];
-        char rack[16], mv[64];
+        char rack[32], mv[64];
         solver_rack_format(&t->rack, rack, sizeof rack);
+        if (t->player < 0 || t->player >= np)
+            continue;
         if (t->is_end_rack) {
+            /* A rack gained may hold several racks' tiles (more than 7 with
+             * 3-4 seats): write it from the counts, not the 7-tile rack. */
             if (t->end_points >= 0)
                 APPEND(">%s: (%s) +%d %d\n", g->player_nick[t->player], rack, t->end_points,
                        t->cumulative);
@@ -75,6 +84,27 @@ size_t solver_gcg_format(const solver_gcg *g, char *buf, size_t len)
     return o;
 }
 
+/* The tiles of an end line's rack: several racks' worth when 3-4 seats end
+ * (more than a rack's 7).  Returns 0, or -1 on a character that is no tile. */
+static int gcg__end_rack(solver_rack *r, const char *s, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < n; i++) {
+        int code;
+        if (s[i] == '?')
+            code = 0;
+        else if (isalpha((unsigned char)s[i]) && (unsigned char)s[i] < 128)
+            code = toupper((unsigned char)s[i]) - 'A' + 1;
+        else
+            return -1;
+        if (r->n >= 4 * SOLVER_RACK_MAX)
+            return -1;
+        r->counts[code]++;
+        r->n++;
+    }
+    return 0;
+}
+
 int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *out, char *err,
                      size_t errlen)
 {
@@ -86,7 +116,7 @@ int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *ou
     while (*s) {
         const char *e = strchr(s, '\n');
         size_t n = e ? (size_t)(e - s) : strlen(s);
-        char line[256];
+        char line[512];
         lineno++;
         if (n >= sizeof line) {
             solver__errf(err, errlen, "line %d: too long", lineno);
@@ -97,7 +127,8 @@ int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *ou
         if (n && line[n - 1] == '\r')
             line[n - 1] = 0;
         s = e ? e + 1 : s + n;
-        if (!strncmp(line, "#player", 7) && (line[7] == '1' || line[7] == '2')) {
+        if (!strncmp(line, "#player", 7) && line[7] >= '1' &&
+            line[7] < '1' + SOLVER_GCG_MAX_PLAYERS) {
             int p = line[7] - '1';
             char nick[32] = "", name[64] = "";
             if (sscanf(line + 8, " %31s %63[^\n]", nick, name) < 1) {
@@ -106,6 +137,12 @@ int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *ou
             }
             strcpy(out->player_nick[p], nick);
             strcpy(out->player_name[p], name);
+            if (p + 1 > out->nplayers)
+                out->nplayers = p + 1;
+            continue;
+        }
+        if (!strncmp(line, "#lexicon ", 9)) {
+            snprintf(out->lexicon, sizeof out->lexicon, "%s", line + 9);
             continue;
         }
         if (line[0] != '>')
@@ -118,7 +155,14 @@ int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *ou
         *colon = 0;
         solver_gcg_turn t;
         memset(&t, 0, sizeof t);
-        t.player = strcmp(line + 1, out->player_nick[1]) == 0 ? 1 : 0;
+        t.player = -1;
+        for (int p = 0; p < out->nplayers && t.player < 0; p++)
+            if (out->player_nick[p][0] && strcmp(line + 1, out->player_nick[p]) == 0)
+                t.player = p;
+        if (t.player < 0) {
+            solver__errf(err, errlen, "line %d: '%s' is not a #player", lineno, line + 1);
+            goto fail;
+        }
         char *tok[6];
         int nt = 0;
         char *save = NULL;
@@ -127,14 +171,18 @@ int solver_gcg_parse(const char *text, const solver_lexicon *lex, solver_gcg *ou
             tok[nt++] = x;
         if (nt >= 3 && tok[0][0] == '(') { /* (RACK) +N cumul */
             t.is_end_rack = true;
-            char rk[16];
-            snprintf(rk, sizeof rk, "%.*s", (int)strcspn(tok[0] + 1, ")"), tok[0] + 1);
-            solver_rack_parse(&t.rack, rk);
+            if (gcg__end_rack(&t.rack, tok[0] + 1, strcspn(tok[0] + 1, ")")) || tok[1][0] != '+') {
+                solver__errf(err, errlen, "line %d: expected '(RACK) +N TOTAL'", lineno);
+                goto fail;
+            }
             t.end_points = atoi(tok[1]);
             t.cumulative = atoi(tok[2]);
         } else if (nt >= 4 && tok[1][0] == '(') { /* RACK (RACK) -N cumul */
             t.is_end_rack = true;
-            solver_rack_parse(&t.rack, tok[0]);
+            if (gcg__end_rack(&t.rack, tok[0], strlen(tok[0])) || tok[2][0] != '-') {
+                solver__errf(err, errlen, "line %d: expected 'RACK (RACK) -N TOTAL'", lineno);
+                goto fail;
+            }
             t.end_points = atoi(tok[2]);
             t.cumulative = atoi(tok[3]);
         } else {

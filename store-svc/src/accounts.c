@@ -239,7 +239,12 @@ static store_next store__not_found(store_op *op, const char *what)
 static store_next store__profile_done(store_op *op, PGresult *res)
 {
     op->reply = store_op_json_col(op, res, 0, 0, store_json_profile);
-    return op->reply ? STORE_NEXT_DONE : store__not_found(op, "account");
+    if (!op->reply)
+        return store__not_found(op, "account");
+    Scrabble__V1__Profile *p = (Scrabble__V1__Profile *)op->reply;
+    if (store_ratings_col(op, res, 1, &p->ratings, &p->n_ratings, NULL, NULL) != STORE_OK)
+        return store__internal(op, "get_account: bad ratings");
+    return STORE_NEXT_DONE;
 }
 
 store_next store_get_account_begin(store_op *op)
@@ -303,6 +308,10 @@ static store_next store__stats_done(store_op *op, PGresult *res)
     s->total_score = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
     s->best_game_score = atoi(PQgetvalue(res, 0, 6));
     s->best_move_score = atoi(PQgetvalue(res, 0, 7));
+    if (store_ratings_col(op, res, 8, &s->ratings, &s->n_ratings, NULL, NULL) != STORE_OK ||
+        store_ratings_col(op, res, 9, NULL, NULL, &s->rating_history, &s->n_rating_history) !=
+            STORE_OK)
+        return store__internal(op, "get_stats: bad ratings");
     op->reply = &s->base;
     return STORE_NEXT_DONE;
 }

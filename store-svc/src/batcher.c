@@ -117,7 +117,10 @@ static void store__run_alone(store_server *srv, store_op *op)
     }
     store__apply(op, res, db->pg);
     PQclear(res);
-    store_op_finish(op);
+    bool kick = op->writes_events && op->st.code == GRPC_STATUS_OK;
+    store_op_finish(op); /* op may be gone after this */
+    if (kick && srv->events_committed)
+        srv->events_committed(srv->events_committed_arg);
 }
 
 static void store__fail_all(store_server *srv, store_op **ops, int n)
@@ -357,8 +360,14 @@ static void store__run_tx(store_server *srv, store_tx *tx, int64_t until_us)
             metric_observe(srv->m.commit_seconds, (double)(store_now_us() - t0) / 1e6);
     }
     if (rc == STORE_OK) {
-        for (int i = 0; i < tx->n; i++)
+        bool kick = false;
+        for (int i = 0; i < tx->n; i++) {
+            kick = kick || tx->ops[i]->writes_events;
             store_op_finish(tx->ops[i]);
+        }
+        /* After the replies: the relay's publish can only follow them. */
+        if (kick && srv->events_committed)
+            srv->events_committed(srv->events_committed_arg);
         return;
     }
     if (rc == STORE_ECONN) {

@@ -46,11 +46,17 @@ store_next store_append_chat_begin(store_op *op)
         return store_op_bad(op, why, "text");
     if ((why = store_check_request_id(req->request_id)))
         return store_op_bad(op, why, "request_id");
+    if ((why = store_events_check(req->events, req->n_events))) {
+        rpc_status_set(&op->st, GRPC_STATUS_INVALID_ARGUMENT, "bad_events", "%s", why);
+        return STORE_NEXT_DONE;
+    }
     op->stmt = "append_chat";
     store_op_param_i64(op, 0, req->game_id);
     store_op_param_i64(op, 1, req->account_id);
     store_op_param_text(op, 2, req->text);
     store_op_param_text(op, 3, req->request_id);
+    store_op_param_events(op, 4, req->events, req->n_events);
+    op->writes_events = req->n_events > 0;
     op->step = store__append_done;
     return STORE_NEXT_WRITE;
 }

@@ -41,6 +41,19 @@ static const cfg_option store__options[] = {
                   3650LL * 86400 * 1000000, "168h",
                   "an invitation still waiting for answers expires this long after Invite "
                   "(its seats get INVITATION_EXPIRED; e.g. 168h, 7d, 90s)"),
+    CFG_STR_OPT(store_config, redis, "redis", "127.0.0.1:56379",
+                "Redis the event relay publishes committed events to, as ACL user publisher "
+                "(empty: no relay; events stay readable by Subscribe's replay)"),
+    CFG_STR_OPT(store_config, redis_secrets, "redis-secrets", "var/secrets",
+                "directory holding the Redis ACL password redis-publisher.pass (empty: no AUTH, "
+                "for a Redis without ACLs)"),
+    CFG_DUR_OPT(store_config, events_max_age_ms, "events-max-age", 60000, 20 * 86400000, "24h",
+                "the event log keeps an account's events this long (a resume from older "
+                "gets events_expired)"),
+    CFG_INT_OPT(store_config, events_keep, "events-keep", 10, 1000000, "1000",
+                "and at most this many events per account"),
+    CFG_DUR_OPT(store_config, events_prune_ms, "events-prune-interval", 1000, 86400000, "1m",
+                "how often the event log is pruned to those bounds"),
 };
 
 int store_config_load(store_config *cfg, int argc, char **argv, int first, int *positional,

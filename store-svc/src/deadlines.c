@@ -96,6 +96,10 @@ store_next store_timeout_game_begin(store_op *op)
     }
     if (req->clock && (why = store_check_clock(req->clock)))
         return store__bad_clock(op, why);
+    if ((why = store_events_check(req->events, req->n_events))) {
+        rpc_status_set(&op->st, GRPC_STATUS_INVALID_ARGUMENT, "bad_events", "%s", why);
+        return STORE_NEXT_DONE;
+    }
     op->stmt = "timeout_game";
     store_op_param_i64(op, 0, req->game_id);
     store_op_param_i64(op, 1, req->seq);
@@ -104,6 +108,8 @@ store_next store_timeout_game_begin(store_op *op)
     store_op_param_int_array(op, 4, req->finish->winners, req->finish->n_winners);
     store_op_param_i64_array(op, 5, req->clock ? req->clock->remaining_ms : none,
                              req->clock ? req->clock->n_remaining_ms : 0);
+    store_op_param_events(op, 6, req->events, req->n_events);
+    op->writes_events = req->n_events > 0;
     op->step = store_game_write_done;
     return STORE_NEXT_WRITE;
 }

@@ -90,11 +90,15 @@ store_next store_finish_game_begin(store_op *op)
         return store__bad(op, "bad_finish", "finish is required");
     if ((why = store_check_finish(req->finish, false)))
         return store__bad(op, "bad_finish", why);
+    if ((why = store_events_check(req->events, req->n_events)))
+        return store__bad(op, "bad_events", why);
     op->stmt = "finish_game";
     store_op_param_i64(op, 0, req->game_id);
     store_op_param_i64(op, 1, req->finish->end_reason);
     store_op_param_int_array(op, 2, req->finish->final_scores, req->finish->n_final_scores);
     store_op_param_int_array(op, 3, req->finish->winners, req->finish->n_winners);
+    store_op_param_events(op, 4, req->events, req->n_events);
+    op->writes_events = req->n_events > 0;
     op->step = store_game_write_done;
     return STORE_NEXT_WRITE;
 }
@@ -175,6 +179,8 @@ store_next store_commit_move_begin(store_op *op)
             return store_op_bad(op, why, "move.words");
     if (req->finish && (why = store_check_finish(req->finish, false)))
         return store__bad(op, "bad_finish", why);
+    if ((why = store_events_check(req->events, req->n_events)))
+        return store__bad(op, "bad_events", why);
 
     store__commit *c = rpc_arena_calloc(op->arena, 1, sizeof(*c));
     op->scratch = c;
@@ -205,11 +211,14 @@ store_next store_commit_move_begin(store_op *op)
     store_op_param_i64(op, 11, f ? f->end_reason : 0);
     store_op_param_int_array(op, 12, f ? f->final_scores : none, f ? f->n_final_scores : 0);
     store_op_param_int_array(op, 13, f ? f->winners : none, f ? f->n_winners : 0);
+    store_op_param_events(op, 14, req->events, req->n_events);
+    op->writes_events = req->n_events > 0;
     if (req->clock) {
         if ((why = store_check_clock(req->clock)))
             return store__bad(op, "bad_clock", why);
+        /* The clock after the events ($17..$21; migration 0007). */
         op->stmt = "commit_move_clock";
-        store_op_param_clock(op, 14, req->clock);
+        store_op_param_clock(op, 16, req->clock);
     }
     op->step = store__commit_done;
     return STORE_NEXT_WRITE;

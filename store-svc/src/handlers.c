@@ -112,6 +112,9 @@ STORE__HANDLER(store__h_cancel_invitation, "CancelInvitation", store_cancel_invi
 STORE__HANDLER(store__h_start_clock, "StartClock", store_start_clock_begin)
 STORE__HANDLER(store__h_timeout_game, "TimeoutGame", store_timeout_game_begin)
 STORE__HANDLER(store__h_claim_deadlines, "ClaimDeadlines", store_claim_deadlines_begin)
+STORE__HANDLER(store__h_append_events, "AppendEvents", store_append_events_begin)
+STORE__HANDLER(store__h_read_events, "ReadEvents", store_read_events_begin)
+STORE__HANDLER(store__h_get_leaderboard, "GetLeaderboard", store_get_leaderboard_begin)
 
 /* Request size bounds: what each method can legitimately carry (a handle
  * is at most 128 bytes of UTF-8, a password 1024 bytes, a bio 280
@@ -132,14 +135,19 @@ static const rpc_method_impl store__methods[] = {
     {"CreateGame", store__h_create_game, STORE__SMALL},
     {"LoadGame", store__h_load_game, STORE__SMALL},
     {"ListGames", store__h_list_games, STORE__SMALL},
-    {"CommitMove", store__h_commit_move, 4096},
-    {"FinishGame", store__h_finish_game, STORE__SMALL},
-    {"AppendChat", store__h_append_chat, 4096},
+    /* Writes that carry events: up to 16 of at most 4 kB each, in
+     * practice a move's 2-8 events of a few hundred bytes. */
+    {"CommitMove", store__h_commit_move, 32768},
+    {"FinishGame", store__h_finish_game, 32768},
+    {"AppendChat", store__h_append_chat, 32768},
     {"ListChat", store__h_list_chat, STORE__SMALL},
     {"CancelInvitation", store__h_cancel_invitation, STORE__SMALL},
     {"StartClock", store__h_start_clock, STORE__SMALL},
     {"TimeoutGame", store__h_timeout_game, STORE__SMALL},
     {"ClaimDeadlines", store__h_claim_deadlines, STORE__SMALL},
+    {"AppendEvents", store__h_append_events, 32768},
+    {"ReadEvents", store__h_read_events, STORE__SMALL},
+    {"GetLeaderboard", store__h_get_leaderboard, STORE__SMALL},
     {NULL, NULL, 0, false},
 };
 
@@ -160,6 +168,7 @@ static const rpc_allow_rule store__allow[] = {
     {"RespondInvitation", "gateway"},
     {"ListInvitations", "gateway"},
     {"ListGames", "gateway"},
+    {"GetLeaderboard", "gateway"},
     {"CreateGame", "game-svc"},
     {"LoadGame", "game-svc"},
     {"CommitMove", "game-svc"},
@@ -169,6 +178,9 @@ static const rpc_allow_rule store__allow[] = {
     {"StartClock", "game-svc"},
     {"TimeoutGame", "game-svc"},
     {"ClaimDeadlines", "game-svc"},
+    /* Nudges and game starts (game-svc), invitations (the gateway). */
+    {"AppendEvents", "game-svc gateway"},
+    {"ReadEvents", "gateway"},
     {"GetInvitation", "admin"},
     {"FinishGame", "admin"},
     {NULL, NULL},

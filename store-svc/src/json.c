@@ -25,6 +25,17 @@ static int64_t store__ji(const cJSON *o, const char *key)
     return 0;
 }
 
+static double store__jd(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static bool store__jb(const cJSON *o, const char *key)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
 static char *store__js(rpc_arena *a, const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -102,6 +113,7 @@ ProtobufCMessage *store_json_invitation(rpc_arena *a, const cJSON *j)
     inv->created_at_ms = store__ji(j, "created_at_ms");
     inv->time_control = store__json_tc(a, j);
     inv->expires_at_ms = store__ji(j, "expires_at_ms");
+    inv->rated = store__jb(j, "rated");
     const cJSON *seats = cJSON_GetObjectItemCaseSensitive(j, "seats");
     int n = cJSON_IsArray(seats) ? cJSON_GetArraySize(seats) : 0;
     inv->seats = rpc_arena_calloc(a, n ? (size_t)n : 1, sizeof(*inv->seats));
@@ -137,6 +149,7 @@ ProtobufCMessage *store_json_game(rpc_arena *a, const cJSON *j, int64_t *updated
     g->end_reason = (Scrabble__V1__EndReason)store__ji(j, "end_reason");
     g->created_at_ms = store__ji(j, "created_at_ms");
     g->updated_at_ms = store__ji(j, "updated_at_ms");
+    g->rated = store__jb(j, "rated");
     if (updated_us)
         *updated_us = store__ji(j, "updated_at_us");
     g->time_control = store__json_tc(a, j);
@@ -161,6 +174,70 @@ ProtobufCMessage *store_json_game(rpc_arena *a, const cJSON *j, int64_t *updated
         g->seats[g->n_seats++] = s;
     }
     return &g->base;
+}
+
+int store_json_ratings(rpc_arena *a, const cJSON *j, Scrabble__V1__Rating ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    int len = cJSON_IsArray(j) ? cJSON_GetArraySize(j) : 0;
+    if (len == 0)
+        return STORE_OK;
+    Scrabble__V1__Rating **v = rpc_arena_calloc(a, (size_t)len, sizeof *v);
+    if (!v)
+        return STORE_ERROR;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, j)
+    {
+        Scrabble__V1__Rating *r =
+            RPC_ARENA_MSG(a, Scrabble__V1__Rating, scrabble__v1__rating__init);
+        if (!r)
+            return STORE_ERROR;
+        r->lexicon = store__js(a, x, "lexicon");
+        r->family = store__js(a, x, "family");
+        r->rating = store__jd(x, "rating");
+        r->deviation = store__jd(x, "deviation");
+        r->volatility = store__jd(x, "volatility");
+        r->games = (int32_t)store__ji(x, "games");
+        r->updated_at_ms = store__ji(x, "updated_at_ms");
+        v[(*n)++] = r;
+    }
+    *out = v;
+    return STORE_OK;
+}
+
+int store_json_rating_history(rpc_arena *a, const cJSON *j, Scrabble__V1__RatingChange ***out,
+                              size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    int len = cJSON_IsArray(j) ? cJSON_GetArraySize(j) : 0;
+    if (len == 0)
+        return STORE_OK;
+    Scrabble__V1__RatingChange **v = rpc_arena_calloc(a, (size_t)len, sizeof *v);
+    if (!v)
+        return STORE_ERROR;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, j)
+    {
+        Scrabble__V1__RatingChange *c =
+            RPC_ARENA_MSG(a, Scrabble__V1__RatingChange, scrabble__v1__rating_change__init);
+        if (!c)
+            return STORE_ERROR;
+        c->game_id = store__ji(x, "game_id");
+        c->lexicon = store__js(a, x, "lexicon");
+        c->family = store__js(a, x, "family");
+        c->rating_before = store__jd(x, "rating_before");
+        c->rating_after = store__jd(x, "rating_after");
+        c->deviation_before = store__jd(x, "deviation_before");
+        c->deviation_after = store__jd(x, "deviation_after");
+        c->volatility_after = store__jd(x, "volatility_after");
+        c->score = store__jd(x, "score");
+        c->at_ms = store__ji(x, "at_ms");
+        v[(*n)++] = c;
+    }
+    *out = v;
+    return STORE_OK;
 }
 
 static int store__hexval(char c)

@@ -83,10 +83,17 @@ int main(int argc, char **argv)
         log_error("start_failed", "err=\"could not start the store\"");
         return 1;
     }
+    store_relay *relay = store_relay_start(&srv, rpc_server_metrics(rs));
+    if (!relay) {
+        log_error("start_failed", "err=\"could not start the event relay\"");
+        store_server_stop(&srv);
+        return 1;
+    }
     int port = rpc_server_start(rs, err, sizeof(err));
     if (port == 0) {
         log_error("start_failed", "err=\"%s\"", err);
         store_server_stop(&srv);
+        store_relay_stop(relay);
         return 1;
     }
     log_info("listening", "port=%d metrics=%s batch_window_us=%lld batch_max=%d read_pool=%d", port,
@@ -94,6 +101,7 @@ int main(int argc, char **argv)
     rpc_server_wait(rs);
     /* In-flight calls are drained: now the threads can go. */
     store_server_stop(&srv);
+    store_relay_stop(relay);
     rpc_server_destroy(rs);
     rpc_shutdown();
     log_info("stopped", "%s", "");

@@ -125,6 +125,8 @@ static const struct {
     {"not_a_player", GRPC_STATUS_PERMISSION_DENIED, "not a player of this game"},
     {"duplicate_invitee", GRPC_STATUS_INVALID_ARGUMENT, "an account is invited twice"},
     {"bad_seat", GRPC_STATUS_INVALID_ARGUMENT, "move.seat and move.account_id do not match a seat"},
+    {"lexicon_not_rated", GRPC_STATUS_FAILED_PRECONDITION,
+     "rated games of this time-control family are not played with this lexicon; family"},
 };
 
 bool store_op_code(store_op *op, const char *code, const char *detail)

@@ -15,10 +15,10 @@ void store_page_token_encode(int64_t updated_us, int64_t game_id, char *out, siz
     snprintf(out, outlen, "g1.%016" PRIx64 ".%016" PRIx64, (uint64_t)updated_us, (uint64_t)game_id);
 }
 
-static int store__hex64(const char *s, uint64_t *v)
+int store_hex_u64(const char *s, int n, uint64_t *v)
 {
     uint64_t x = 0;
-    for (int i = 0; i < 16; i++) {
+    for (int i = 0; i < n; i++) {
         char c = s[i];
         int d;
         if (c >= '0' && c <= '9')
@@ -38,7 +38,7 @@ int store_page_token_decode(const char *tok, int64_t *updated_us, int64_t *game_
     uint64_t a, b;
     if (!tok || strlen(tok) != 3 + 16 + 1 + 16 || memcmp(tok, "g1.", 3) != 0 || tok[19] != '.')
         return -1;
-    if (store__hex64(tok + 3, &a) != 0 || store__hex64(tok + 20, &b) != 0)
+    if (store_hex_u64(tok + 3, 16, &a) != 0 || store_hex_u64(tok + 20, 16, &b) != 0)
         return -1;
     if ((int64_t)b <= 0)
         return -1;

@@ -13,49 +13,57 @@ const store_stmt store_statements[] = {
      "SELECT o_code, o_account_id, o_expires_at_ms FROM store_register($1, $2, $3, $4, $5)", 5},
     {"open_session", "SELECT o_code, o_expires_at_ms FROM store_open_session($1, $2, $3)", 3},
     {"update_profile", "SELECT o_code, o_profile FROM store_update_profile($1, $2, $3)", 3},
-    {"create_invitation",
-     "SELECT o_code, o_detail, o_invitation "
-     "FROM store_create_invitation($1, $2::text[], $3::text[], $4, $5)",
-     5},
-    /* The same, with the time control (kind, days, initial s, increment s,
-     * overtime min), its rating family and the expiry TTL in ms. */
+    /* $6: rated (0006_ratings.sql). Invitation and game JSON go through
+     * ratings_json_rated, which adds `rated`. */
+    /* With the time control ($6..$10: kind, days, initial s, increment s,
+     * overtime min), its rating family, the expiry TTL in ms and rated. */
     {"create_invitation_tc",
-     "SELECT o_code, o_detail, o_invitation "
-     "FROM store_create_invitation_tc($1, $2::text[], $3::text[], $4, $5, $6::smallint, $7, $8, "
-     "$9, $10, $11, $12)",
-     12},
-    {"cancel_invitation", "SELECT o_code, o_invitation FROM store_cancel_invitation($1, $2)", 2},
-    {"respond_invitation", "SELECT o_code, o_invitation FROM store_respond_invitation($1, $2, $3)",
+     "SELECT o_code, o_detail, ratings_json_rated(o_invitation) "
+     "FROM ratings_create_invitation_tc($1, $2::text[], $3::text[], $4, $5, $6::smallint, $7, "
+     "$8, $9, $10, $11, $12, $13)",
+     13},
+    {"cancel_invitation",
+     "SELECT o_code, ratings_json_rated(o_invitation) FROM store_cancel_invitation($1, $2)", 2},
+    {"respond_invitation",
+     "SELECT o_code, ratings_json_rated(o_invitation) "
+     "FROM store_respond_invitation($1, $2, $3)",
      3},
-    {"create_game", "SELECT o_code, o_game FROM store_create_game($1, $2)", 2},
+    {"create_game", "SELECT o_code, ratings_json_rated(o_game) FROM store_create_game($1, $2)", 2},
+    /* The three writes that carry events (0004_events.sql): $15/$5 the
+     * recipients, $16/$6 the packed events in hex. */
     {"commit_move",
-     "SELECT o_code, o_at_ms, o_move FROM store_commit_move($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-     "$10::int[], $11, $12, $13::int[], $14::int[])",
-     14},
-    /* commit_move plus the clock after the move ($15..$19, as
-     * store_op_param_clock sets them). */
+     "SELECT o_code, o_at_ms, o_move FROM store_commit_move_ev($1, $2, $3, $4, $5, $6, $7, $8, "
+     "$9, $10::int[], $11, $12, $13::int[], $14::int[], $15::bigint[], $16::text[])",
+     16},
+    /* commit_move plus the clock after the move ($17..$21, as
+     * store_op_param_clock sets them; 0007_time_events.sql). */
     {"commit_move_clock",
-     "SELECT o_code, o_at_ms, o_move FROM store_commit_move_clock($1, $2, $3, $4, $5, $6, $7, $8, "
-     "$9, $10::int[], $11, $12, $13::int[], $14::int[], $15::bigint[], $16, $17, $18::smallint, "
-     "$19)",
-     19},
+     "SELECT o_code, o_at_ms, o_move FROM store_commit_move_clock_ev($1, $2, $3, $4, $5, $6, $7, "
+     "$8, $9, $10::int[], $11, $12, $13::int[], $14::int[], $15::bigint[], $16::text[], "
+     "$17::bigint[], $18, $19, $20::smallint, $21)",
+     21},
     {"start_clock",
      "SELECT o_code, o_clock FROM store_start_clock($1, $2::bigint[], $3, $4, $5::smallint, $6)",
      6},
+    /* $7/$8: the GAME_OVER events, written with the timeout. */
     {"timeout_game",
-     "SELECT o_code, o_game FROM store_timeout_game($1, $2, $3::smallint, $4::int[], $5::int[], "
-     "$6::bigint[])",
-     6},
+     "SELECT o_code, ratings_json_rated(o_game) FROM store_timeout_game_ev($1, $2, $3::smallint, "
+     "$4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[])",
+     8},
     {"claim_deadlines",
      "SELECT o_kind, o_game_id, o_seq, o_due_ms, o_end_reason, o_account_id, o_deadline_ms, "
-     "o_invitation FROM store_claim_deadlines($1, $2, $3)",
+     "ratings_json_rated(o_invitation) FROM store_claim_deadlines($1, $2, $3)",
      3},
-    {"finish_game", "SELECT o_code, o_game FROM store_finish_game($1, $2, $3::int[], $4::int[])",
-     4},
+    {"finish_game",
+     "SELECT o_code, o_game FROM store_finish_game_ev($1, $2, $3::int[], $4::int[], "
+     "$5::bigint[], $6::text[])",
+     6},
     {"append_chat",
-     "SELECT o_code, o_message_id, o_handle, o_at_ms, o_body FROM store_append_chat($1, $2, $3, "
-     "$4)",
-     4},
+     "SELECT o_code, o_message_id, o_handle, o_at_ms, o_body FROM store_append_chat_ev($1, $2, "
+     "$3, $4, $5::bigint[], $6::text[])",
+     6},
+    {"append_events", "SELECT 'ok' FROM store_append_events($1::bigint[], $2::text[], $3::text[])",
+     3},
 
     /* ---- reads (the reader pool) ---- */
     {"resolve_session",
@@ -66,30 +74,47 @@ const store_stmt store_statements[] = {
     /* Handles: $1 as typed, $2 folded (store_account_by_handle). */
     {"login_lookup",
      "SELECT id, handle, pw_hash FROM accounts WHERE id = store_account_by_handle($1, $2)", 2},
-    {"account_by_id", "SELECT store_profile_json(id) FROM accounts WHERE id = $1", 1},
+    /* Profiles: the profile, then its ratings (a JSON array). */
+    {"account_by_id", "SELECT store_profile_json(id), ratings_json(id) FROM accounts WHERE id = $1",
+     1},
     {"account_by_handle",
-     "SELECT store_profile_json(id) FROM accounts WHERE id = store_account_by_handle($1, $2)", 2},
+     "SELECT store_profile_json(id), ratings_json(id) FROM accounts "
+     "WHERE id = store_account_by_handle($1, $2)",
+     2},
+    /* Stats, then ratings and the latest 50 rating changes (JSON arrays). */
     {"get_stats",
      "SELECT a.id, coalesce(s.games_played, 0), coalesce(s.wins, 0), coalesce(s.losses, 0), "
      "coalesce(s.draws, 0), coalesce(s.total_score, 0), coalesce(s.best_game_score, 0), "
-     "coalesce(s.best_move_score, 0) "
+     "coalesce(s.best_move_score, 0), ratings_json(a.id), ratings_history_json(a.id, 50) "
      "FROM accounts a LEFT JOIN account_stats s ON s.account_id = a.id WHERE a.id = $1",
      1},
+    /* A rating pool ($1 lexicon, $2 family), best first, after the keyset
+     * ($3 rating, $4 account id; the first page: +infinity, 0), $5 rows. */
+    {"leaderboard",
+     "SELECT r.account_id, a.handle, r.rating, r.deviation, r.volatility, r.games, "
+     "store_ms(r.updated_at) FROM ratings r JOIN accounts a ON a.id = r.account_id "
+     "WHERE r.lexicon = $1 AND r.family = $2 "
+     "AND (r.rating < $3::float8 OR (r.rating = $3::float8 AND r.account_id > $4::bigint)) "
+     "ORDER BY r.rating DESC, r.account_id LIMIT $5",
+     5},
     /* One row with a NULL invitation when the account has none; no row when
      * the account does not exist. */
     {"list_invitations",
-     "SELECT a.id, store_invitation_json(x.invitation_id) FROM accounts a "
+     "SELECT a.id, ratings_json_rated(store_invitation_json(x.invitation_id)) "
+     "FROM accounts a "
      "LEFT JOIN LATERAL (SELECT s.invitation_id FROM invitation_seats s "
      "  JOIN invitations i ON i.id = s.invitation_id "
      "  WHERE s.account_id = a.id AND i.status = 1 "
      "  ORDER BY s.invitation_id DESC LIMIT 100) x ON true "
      "WHERE a.id = $1 ORDER BY x.invitation_id DESC",
      1},
-    {"get_invitation", "SELECT store_invitation_json(id) FROM invitations WHERE id = $1", 1},
+    {"get_invitation",
+     "SELECT ratings_json_rated(store_invitation_json(id)) FROM invitations WHERE id = $1", 1},
     /* Game (seq 0 row, as JSON with its seats) and every move, one
      * round-trip. */
     {"load_game",
-     "SELECT 0::bigint AS seq, store_game_json(id)::text, NULL::bytea, 0::bigint "
+     "SELECT 0::bigint AS seq, ratings_json_rated(store_game_json(id))::text, NULL::bytea, "
+     "0::bigint "
      "FROM games WHERE id = $1 "
      "UNION ALL "
      "SELECT seq, NULL, move, store_ms(created_at) FROM game_moves WHERE game_id = $1 "
@@ -114,5 +139,21 @@ const store_stmt store_statements[] = {
      "  ORDER BY m.id LIMIT $3) c ON true "
      "LEFT JOIN accounts a ON a.id = c.account_id WHERE g.id = $1 ORDER BY c.id",
      3},
+    /* The event log of one account after $2, $3 rows, with the account's
+     * prune horizon and the newest id the log has held (row 0 alone, with
+     * NULL id/body, when there is nothing after $2). */
+    {"read_events",
+     "SELECT coalesce((SELECT pruned_upto FROM event_horizon WHERE account_id = $1), 0), "
+     "greatest(coalesce((SELECT max(id) FROM events), 0), "
+     "  (SELECT relayed_upto FROM event_relay)), e.id, e.body "
+     "FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT id, body FROM events "
+     "  WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3) e ON true ORDER BY e.id",
+     3},
+
+    /* ---- the event relay's own connection (relay.c) ---- */
+    {"relay_position", "SELECT relayed_upto FROM event_relay", 0},
+    {"relay_page", "SELECT id, account_id, body FROM events WHERE id > $1 ORDER BY id LIMIT $2", 2},
+    {"relay_save", "UPDATE event_relay SET relayed_upto = greatest(relayed_upto, $1)", 1},
+    {"prune_events", "SELECT o_accounts, o_high FROM store_prune_events($1, $2, $3)", 3},
     {NULL, NULL, 0},
 };

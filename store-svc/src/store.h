@@ -47,6 +47,11 @@ typedef struct store_config {
     int read_pool;             /* reader threads, one connection each */
     int64_t session_ttl_us;    /* new sessions live this long */
     int kdf_iterations;        /* PBKDF2 rounds for new password hashes */
+    char redis[128];           /* the event relay's Redis ("": relay off) */
+    char redis_secrets[512];   /* its ACL password directory ("": no AUTH) */
+    int events_max_age_ms;     /* the event log keeps this long ... */
+    int events_keep;           /* ... and at most this many per account */
+    int events_prune_ms;       /* how often the prune runs */
     int64_t invitation_ttl_us; /* an unanswered invitation expires this long after Invite */
 } store_config;
 
@@ -102,6 +107,7 @@ struct store_op {
 
     store_done_fn done;
     void *done_arg;      /* e.g. the rpc_call */
+    bool writes_events;  /* may add rows to the event log (wakes the relay) */
     store_op *next;      /* queue link */
     int64_t enqueued_us; /* monotonic µs; set by store_queue_push */
 };
@@ -274,6 +280,11 @@ struct store_server {
      * same KDF as a wrong password and handle existence cannot be timed. */
     char dummy_hash[192];
 
+    /* Called by the writer after a COMMIT that may have added events
+     * (the relay's wake-up); NULL: none. */
+    void (*events_committed)(void *arg);
+    void *events_committed_arg;
+
     bool started;
 };
 
@@ -344,6 +355,9 @@ void store_sha256_hex(const void *p, size_t n, char out[65]);
 /* ------------------------------------------------------------------ */
 /* Page tokens (pagetoken.c): pure.                                    */
 
+/* n (<= 16) lower-case hex digits at s into *v: 0, or -1 on another
+ * character. The page tokens' fields. */
+int store_hex_u64(const char *s, int n, uint64_t *v);
 /* Opaque ListGames keyset token for (updated_at in µs, game_id). */
 void store_page_token_encode(int64_t updated_us, int64_t game_id, char *out, size_t outlen);
 /* 0 and the pair, or -1 when the token is malformed. */
@@ -360,6 +374,15 @@ ProtobufCMessage *store_json_clock(rpc_arena *a, const struct cJSON *j);
 /* A GameRecord without moves; *updated_us (may be NULL) gets the keyset
  * time. */
 ProtobufCMessage *store_json_game(rpc_arena *a, const struct cJSON *j, int64_t *updated_us);
+/* ratings_json() / ratings_history_json() arrays (0006_ratings.sql) into
+ * arena arrays; an empty or non-array j gives none. STORE_OK, or
+ * STORE_ERROR when the arena is out of memory. */
+struct Scrabble__V1__Rating;
+struct Scrabble__V1__RatingChange;
+int store_json_ratings(rpc_arena *a, const struct cJSON *j, struct Scrabble__V1__Rating ***out,
+                       size_t *n);
+int store_json_rating_history(rpc_arena *a, const struct cJSON *j,
+                              struct Scrabble__V1__RatingChange ***out, size_t *n);
 /* A text column parsed as JSON; NULL when not valid. Caller cJSON_Delete's. */
 struct cJSON *store_json_parse(const char *text);
 
@@ -389,7 +412,6 @@ store_next store_list_games_begin(store_op *op);
 store_next store_commit_move_begin(store_op *op);
 store_next store_finish_game_begin(store_op *op);
 store_next store_append_chat_begin(store_op *op);
-store_next store_list_chat_begin(store_op *op);         /* ListChatRequest */
 store_next store_cancel_invitation_begin(store_op *op); /* StoreCancelInvitationRequest */
 /* Time controls (deadlines.c). */
 store_next store_start_clock_begin(store_op *op);     /* StartClockRequest */
@@ -411,6 +433,39 @@ const char *store_check_finish(const struct Scrabble__V1__GameFinish *f, bool on
 /* Checks a clock's shape: NULL or the message for INVALID_ARGUMENT
  * bad_clock. */
 const char *store_check_clock(const struct Scrabble__V1__GameClock *c);
+store_next store_list_chat_begin(store_op *op); /* ListChatRequest */
+store_next store_append_events_begin(store_op *op);
+store_next store_read_events_begin(store_op *op);
+
+/* ------------------------------------------------------------------ */
+/* The event log (events.c, relay.c)                                    */
+
+struct Scrabble__V1__EventRecord;
+/* Checks the events a write carries (count, sizes, recipients, keys):
+ * NULL when acceptable, else a message. */
+const char *store_events_check(struct Scrabble__V1__EventRecord *const *ev, size_t n);
+/* Parameters i (bigint[] of recipients) and i+1 (text[] of hex bodies). */
+void store_op_param_events(store_op *op, int i, struct Scrabble__V1__EventRecord *const *ev,
+                           size_t n);
+/* Appends the event id to a stored body as Event.event_id (field 14): the
+ * packed event a client sees. Writes at most len bytes into out; returns
+ * the length, or 0 when it does not fit. */
+size_t store_event_with_id(const uint8_t *body, size_t n, int64_t id, uint8_t *out, size_t len);
+
+typedef struct store_relay store_relay;
+/* Starts the relay thread: it publishes committed events to Redis in id
+ * order (PUBLISH ev:<account> <event with id>) and runs the prune. With
+ * cfg->redis empty it only prunes. Hooks itself into srv's writer. NULL on
+ * error (logged). */
+store_relay *store_relay_start(store_server *srv, metrics_registry *r);
+void store_relay_stop(store_relay *rl);
+store_next store_get_leaderboard_begin(store_op *op); /* GetLeaderboardRequest (ratings.c) */
+/* Column `col` of row 0 (a ratings_json() or ratings_history_json() array)
+ * into whichever of ratings / history is given. STORE_OK (also for a NULL
+ * column: none), STORE_ERROR on malformed JSON or no memory. */
+int store_ratings_col(store_op *op, PGresult *res, int col, struct Scrabble__V1__Rating ***ratings,
+                      size_t *nratings, struct Scrabble__V1__RatingChange ***history,
+                      size_t *nhistory);
 
 /* Sets op->st to INVALID_ARGUMENT with `reason` about `field`; returns
  * STORE_NEXT_DONE. */

@@ -62,6 +62,9 @@ METHODS = {
     "Nudge": ("GameRef", "NudgeReply"),
     "SendChat": ("SendChatRequest", "common:ChatMessage"),
     "ListChat": ("ListChatRequest", "ListChatReply"),
+    "GetGameRecord": ("GameRef", "GetGameRecordReply"),
+    "GetRules": ("GetRulesRequest", "Rules"),
+    "GetLeaderboard": ("GetLeaderboardRequest", "GetLeaderboardReply"),
 }
 
 
@@ -141,18 +144,23 @@ class Edge:
             record_reason(method, e.code().name, reason_of(e))
             raise CallError(e.code(), reason_of(e), e.details()) from None
 
-    def subscribe(self):
-        return Subscription(self)
+    def subscribe(self, after_event_id=""):
+        return Subscription(self, after_event_id=after_event_id)
 
 
 class Subscription:
     """An open Subscribe stream whose events a thread puts on a queue."""
 
-    def __init__(self, edge, read=True):
+    def __init__(self, edge, read=True, after_event_id=""):
         f = edge.channel.unary_stream("/scrabble.v1.Edge/Subscribe",
                                       request_serializer=edge_pb2.SubscribeRequest.SerializeToString,
                                       response_deserializer=common_pb2.Event.FromString)
-        self.call = f(edge_pb2.SubscribeRequest(), metadata=edge.metadata())
+        self.call = f(edge_pb2.SubscribeRequest(after_event_id=after_event_id),
+                      metadata=edge.metadata())
+        # The gateway sends the response headers once the stream has
+        # replayed what it missed and takes live events: wait for them, so
+        # what the caller does next is seen live.
+        self.call.initial_metadata()
         self.events = queue.Queue()
         self.error = None
         if read:

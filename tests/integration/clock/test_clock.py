@@ -224,6 +224,7 @@ def test_cancel_invitation():
     for p in (b, c):
         ev = p.event(ET.EVENT_TYPE_INVITATION_CANCELLED)
         assert ev.invitation.invitation_id == inv.invitation_id and ev.from_account_id == a.id
+        assert ev.event_id, ev  # written to the log before the reply
     # A cancelled invitation is closed: to the last invitee, and to the one
     # who had accepted (even repeating the same answer).
     refused(S.FAILED_PRECONDITION, "invitation_closed", c.call, "RespondInvitation",
@@ -259,6 +260,7 @@ def test_invitation_expires():
         ev = p.event(ET.EVENT_TYPE_INVITATION_EXPIRED, timeout=60)
         assert ev.invitation.invitation_id == inv.invitation_id
         assert ev.invitation.status == ET.INVITATION_STATUS_EXPIRED, ev
+        assert ev.event_id, ev  # from the durable log (AppendEvents by the poller)
     refused(S.FAILED_PRECONDITION, "invitation_closed", b.call, "RespondInvitation",
             invitation_id=inv.invitation_id, accept=True)
     refused(S.FAILED_PRECONDITION, "invitation_closed", a.call, "CancelInvitation",
@@ -328,6 +330,7 @@ def test_correspondence_deadline():
     advance(13 * HOUR)
     warn = b.event(ET.EVENT_TYPE_TIME_WARNING, gid)
     assert warn.deadline_ms == turn.deadline_ms and warn.seq == 1, warn
+    assert warn.event_id, warn
     assert b.call("GetState", game_id=gid).status == ET.GAME_STATUS_ACTIVE
     advance(12 * HOUR)
     for p in (a, b):
@@ -399,9 +402,37 @@ def test_abandoned_untimed():
         assert ev.end_reason == ET.END_REASON_ABANDONED and list(ev.winners) == [0], ev
 
 
+def test_rated_realtime_game():
+    """Time control and `rated` together: the invitation and the game carry
+    both, the timeout's GAME_OVER comes from the event log (it rides in
+    TimeoutGame's transaction), and the game is rated in the realtime
+    family (ratings_family_of_game reads the game's time_family)."""
+    a, b = Player(0), Player(1)
+    inv = a.call("Invite", invitee_handles=[b.handle], time_control=realtime(60), rated=True)
+    assert inv.time_control == realtime(60) and inv.rated and inv.expires_at_ms > 0, inv
+    r = b.call("RespondInvitation", invitation_id=inv.invitation_id, accept=True)
+    assert r.rated and r.time_control == realtime(60), r
+    gid = r.game_id
+    for p in (a, b):
+        ev = p.event(ET.EVENT_TYPE_GAME_STARTED, gid)
+        assert ev.event_id and len(ev.clock_ms) == 2, ev
+    st = a.call("GetState", game_id=gid)
+    assert st.rated and st.time_control == realtime(60), st
+    advance(120 * 1000)
+    for p in (a, b):
+        ev = p.event(ET.EVENT_TYPE_GAME_OVER, gid)
+        assert ev.end_reason == ET.END_REASON_TIMEOUT and list(ev.winners) == [1], ev
+        assert ev.event_id, ev
+    # Rated in the finishing transaction, which the event followed.
+    for p in (a, b):
+        fam = {(x.lexicon, x.family) for x in p.call("GetStats", account_id=p.id).ratings}
+        assert ("wamerican", "realtime") in fam and len(fam) == 1, fam
+
+
 TESTS = [test_bad_time_controls, test_cancel_invitation, test_invitation_expires,
          test_realtime_flag_falls, test_realtime_overtime_penalty, test_correspondence_deadline,
-         test_restart_keeps_deadline, test_each_deadline_fires_once, test_abandoned_untimed]
+         test_restart_keeps_deadline, test_each_deadline_fires_once, test_abandoned_untimed,
+         test_rated_realtime_game]
 
 
 def main():

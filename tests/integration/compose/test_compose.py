@@ -30,6 +30,7 @@ LIMITS = {
     "game-svc-0": (1.0, "512m"),
     "game-svc-1": (1.0, "512m"),
     "gateway": (0.5, "256m"),
+    "balancer": (0.5, "128m"),
     "certs": (0.5, "64m"),
     "loadtest": (1.0, "512m"),
 }
@@ -41,6 +42,8 @@ OURS = {
 }
 
 failures = []
+EMPTY_ENV = os.path.join(tempfile.gettempdir(), "scrabble-compose-test-empty.env")
+open(EMPTY_ENV, "a").close()
 
 
 def check(cond, msg):
@@ -51,7 +54,8 @@ def check(cond, msg):
 
 def compose(args, compose_dir, *extra):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
-    cmd = ["docker-compose"] + extra[0] + list(extra[1:])
+    # An empty --env-file: an operator's compose/.env must not change what is checked.
+    cmd = ["docker-compose", "--env-file", EMPTY_ENV] + extra[0] + list(extra[1:])
     return subprocess.run(cmd, cwd=compose_dir, env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -90,7 +94,7 @@ def check_services(cfg, bin_dir, game_count):
     import yaml
     doc = yaml.safe_load(cfg)
     svcs = doc.get("services", {})
-    want = ["certs", "postgres", "redis", "store-svc", "gateway", "loadtest"] + ["game-svc-%d" % i for i in range(game_count)]
+    want = ["certs", "postgres", "redis", "store-svc", "gateway", "balancer", "loadtest"] + ["game-svc-%d" % i for i in range(game_count)]
     for s in want:
         check(s in svcs, "service %s is missing" % s)
     games = sorted((s for s in svcs if s.startswith("game-svc-")), key=lambda s: int(s.split("-")[-1]))
@@ -108,9 +112,12 @@ def check_services(cfg, bin_dir, game_count):
         if name == "loadtest":
             check(s.get("profiles") == ["loadtest"], "loadtest: profiles %s, expected [loadtest]" % s.get("profiles"))
             check(s.get("command", [None])[:2] == ["loadtest", "run"], "loadtest: command %s" % s.get("command"))
-            check(s.get("network_mode") == "service:gateway", "loadtest: network_mode %s (the driver only targets loopback)" % s.get("network_mode"))
             env = s.get("environment", {})
-            check(str(env.get("SCRABBLE_LOADTEST_TARGET", "")).startswith("127.0.0.1:"), "loadtest: target is not loopback")
+            # Through the single client address, on the private container
+            # network, which the driver admits only when told explicitly.
+            check(env.get("SCRABBLE_LOADTEST_TARGET") == "balancer:7000", "loadtest: target %s, expected balancer:7000" % env.get("SCRABBLE_LOADTEST_TARGET"))
+            check(str(env.get("SCRABBLE_LOADTEST_ALLOW_PRIVATE")) == "true", "loadtest: SCRABBLE_LOADTEST_ALLOW_PRIVATE is not true")
+            check((s.get("depends_on") or {}).get("balancer", {}).get("condition") == "service_healthy", "loadtest: does not wait for a healthy balancer")
             check(s.get("restart") in ("no", None), "loadtest: must not restart (one-shot)")
             continue
         if name == "certs":
@@ -180,10 +187,67 @@ def check_services(cfg, bin_dir, game_count):
           "gateway: SCRABBLE_GATEWAY_GAMES %r does not list %s in order" % (lst, games))
     for g in games:
         check(g in (gw.get("depends_on") or {}), "gateway does not wait for %s" % g)
-    ports = gw.get("ports") or []
-    published = [p for p in ports if str(p.get("target") if isinstance(p, dict) else p).endswith("7000") or ":7000" in str(p)]
-    check(any("-" in str(p) for p in published), "gateway: publish 7000 on a host port range so --scale works (%s)" % ports)
+    # One client address: only the balancer publishes a port, on loopback
+    # unless told otherwise; the gateways are replicas behind it, their
+    # count in the file (so an upgrade's `up -d` keeps it).
+    for name, s in svcs.items():
+        if name != "balancer":
+            check(not s.get("ports"), "%s publishes host ports %s (only the balancer may)" % (name, s.get("ports")))
+    bal = svcs.get("balancer", {})
+    check(bal.get("command") == ["balancer.sh"], "balancer: command %s" % bal.get("command"))
+    check([str(p) for p in bal.get("ports") or []] == ["127.0.0.1:7000:7000/tcp"],
+          "balancer: ports %s, expected 127.0.0.1:7000:7000/tcp" % bal.get("ports"))
+    check((bal.get("healthcheck") or {}).get("test") == ["CMD", "grpc-health-probe", "-addr", "127.0.0.1:7000"],
+          "balancer: health check is not the gRPC probe through nginx")
+    check((bal.get("depends_on") or {}).get("gateway", {}).get("condition") == "service_healthy",
+          "balancer: does not wait for healthy gateways")
+    check(str(gw.get("scale")) == "2", "gateway: scale %s, expected the file's default of 2" % gw.get("scale"))
+    # The image is built once: one service has build:, all of ours name it.
+    builders = sorted(n for n, s in svcs.items() if s.get("build"))
+    check(builders == ["certs"], "services with build: %s, expected only certs (built once)" % builders)
+    for name, s in svcs.items():
+        if name not in ("postgres", "redis"):
+            check(s.get("image") == "scrabble:dev", "%s: image %s, expected scrabble:dev" % (name, s.get("image")))
     return svcs
+
+
+def check_stack(path):
+    """compose/docker-stack.yml: the services of the compose file but the
+    one-shots, each with swarm limits, dnsrr endpoints and a health check;
+    each of ours gets its own identity as secrets and nobody else's; only
+    the balancer publishes, and the backend overlay is encrypted."""
+    import yaml
+    doc = yaml.safe_load(open(path))
+    svcs = doc.get("services", {})
+    want = {"postgres", "redis", "store-svc", "game-svc-0", "game-svc-1", "gateway", "balancer"}
+    check(set(svcs) == want, "stack services %s, expected %s" % (sorted(svcs), sorted(want)))
+    idents = {"store-svc": "store-svc", "game-svc-0": "game-svc", "game-svc-1": "game-svc", "gateway": "gateway"}
+    for name, s in svcs.items():
+        dep = s.get("deploy") or {}
+        check(dep.get("endpoint_mode") == "dnsrr", "stack %s: endpoint_mode %s, expected dnsrr" % (name, dep.get("endpoint_mode")))
+        lim = (dep.get("resources") or {}).get("limits") or {}
+        check(lim.get("cpus") and lim.get("memory"), "stack %s: no deploy.resources.limits" % name)
+        check(bool((s.get("healthcheck") or {}).get("test")), "stack %s: no healthcheck" % name)
+        check(name == "balancer" or not s.get("ports"), "stack %s publishes ports" % name)
+        sources = {x["source"] if isinstance(x, dict) else x for x in s.get("secrets") or []}
+        keys = {x for x in sources if x.endswith(".key")}
+        if name in idents:
+            ident = idents[name]
+            check(keys == {ident + ".key", "probe.key"}, "stack %s: keys %s, expected only its own" % (name, sorted(keys)))
+            env = s.get("environment") or {}
+            check(any(k.endswith("_CERTS_DIR") and v == "/run/secrets" for k, v in env.items()),
+                  "stack %s: certs dir is not /run/secrets" % name)
+        else:
+            check(not keys, "stack %s: holds keys %s" % (name, sorted(keys)))
+    bal = svcs.get("balancer", {})
+    check((bal.get("environment") or {}).get("BALANCER_UPSTREAM") == "tasks.gateway:7000",
+          "stack balancer: upstream is not tasks.gateway:7000")
+    check(str((svcs.get("gateway", {}).get("deploy") or {}).get("replicas")) == "${GATEWAY_REPLICAS:-2}",
+          "stack gateway: replicas not from GATEWAY_REPLICAS")
+    net = (doc.get("networks") or {}).get("backend") or {}
+    check(net.get("driver") == "overlay" and "encrypted" in (net.get("driver_opts") or {}),
+          "stack: the backend network is not an encrypted overlay")
+    check("ca.key" not in (doc.get("secrets") or {}), "stack: the CA key must not be a secret")
 
 
 def main():
@@ -222,6 +286,9 @@ def main():
     r = subprocess.run([os.path.join(cdir, "games.sh"), "1"], capture_output=True, text=True)
     check(r.returncode == 2, "games.sh 1 should be a usage error (exit 2), got %d" % r.returncode)
 
+    print("-- docker-stack.yml (swarm)")
+    check_stack(os.path.join(cdir, "docker-stack.yml"))
+
     print("-- Dockerfile and .dockerignore")
     df = open(os.path.join(cdir, "Dockerfile")).read()
     stages = re.findall(r"^FROM\s+(\S+)\s+AS\s+(\S+)", df, re.M | re.I)
@@ -231,6 +298,13 @@ def main():
     check(not re.search(r"\b[a-z0-9.+-]+-dev\b", runtime), "runtime stage installs -dev packages")
     check("wamerican.kwg" in runtime, "runtime stage lacks the lexicon")
     check("grpc-health-probe" in df, "the image lacks grpc-health-probe")
+    # Offline builds: a syntax directive makes BuildKit fetch a frontend.
+    check(not re.search(r"^#\s*syntax\s*=", df, re.M | re.I), "Dockerfile has a # syntax= line (needs a registry)")
+    # Each apt step cleans up explicitly, not through the base image's hook.
+    for m in re.finditer(r"apt-get install[^\n]*\n(?:[^\n]*\\\n)*[^\n]*", df):
+        check("apt-get clean" in m.group(0) and "/var/lib/apt/lists" in m.group(0),
+              "an apt-get install step does not clean up explicitly: %s" % m.group(0)[:60])
+    check("nginx" in runtime and "nginx.conf" in runtime, "the runtime stage lacks nginx and its config (balancer)")
     di = open(os.path.join(args.repo, ".dockerignore")).read().split("\n")
     for pat in (".git", "build-*", "var"):
         check(pat in di, ".dockerignore does not exclude %s" % pat)

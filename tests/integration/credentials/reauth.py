@@ -3,8 +3,8 @@
 GATEWAY_METRICS_PORT, REDIS_DIR, REDIS_PORT, GATEWAY_LOG, SECRETS_DIR).
 
 Before: drafts round-trip (game-svc as ACL user drafts), an invitation event
-(published by the gateway as publisher) and a chat event (published by
-game-svc as publisher) reach a Subscribe stream (the gateway's subscriber).
+and a chat event (both published by store-svc's event relay as publisher)
+reach a Subscribe stream (the gateway's subscriber).
 Then Redis restarts, losing every connection. After the gateway has
 resubscribed (its log says so a second time), each of those paths works on
 its first call: each client re-authenticated on its reconnect, and the

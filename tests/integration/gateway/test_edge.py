@@ -279,7 +279,10 @@ def test_events_fanout_and_order():
     for start in range(1, n + 1, batch):
         items = []
         for i in range(start, start + batch):
-            ev = common_pb2.Event(type=ET.EVENT_TYPE_CHAT, game_id=777, seq=i, from_account_id=1)
+            # Published straight to Redis, as the relay would: with an
+            # id above anything the log holds, so the streams take it.
+            ev = common_pb2.Event(type=ET.EVENT_TYPE_CHAT, game_id=777, seq=i, from_account_id=1,
+                                  event_id=str(10**12 + i))
             items.append((f"ev:{p.account_id}", ev.SerializeToString()))
         ec.redis_publish_many(REDIS_PORT, items)
         for s in (s1, s2, s3):
@@ -307,7 +310,8 @@ def test_slow_consumer():
     seq, batch = 0, 8
     while (ec.metric(MPORT, "gateway_slow_consumers_total") or 0) < slow0 + 1:
         assert seq < 20000, "the non-reading stream was never cut off"
-        items = [(f"ev:{p.account_id}", common_pb2.Event(type=ET.EVENT_TYPE_CHAT, seq=i, from_handle=big)
+        items = [(f"ev:{p.account_id}", common_pb2.Event(type=ET.EVENT_TYPE_CHAT, seq=i, from_handle=big,
+                                                         event_id=str(10**12 + i))
                   .SerializeToString()) for i in range(seq + 1, seq + batch + 1)]
         ec.redis_publish_many(REDIS_PORT, items)
         got = [fast.next(timeout=20).seq for _ in range(batch)]

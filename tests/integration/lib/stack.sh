@@ -191,7 +191,7 @@ store_up() {
     STORE_PORT=$(free_port)
     STORE_METRICS_PORT=$(free_port)
     local args
-    mapfile -t args < <(svc_args_store "$STORE_PORT" "$STORE_METRICS_PORT" "$PG_PORT")
+    mapfile -t args < <(svc_args_store "$STORE_PORT" "$STORE_METRICS_PORT" "$PG_PORT" "${REDIS_PORT:-}")
     svc_up store-svc "$BUILD_DIR/bin/store-svc" "$STORE_PORT" "${args[@]}" "$@"
 }
 

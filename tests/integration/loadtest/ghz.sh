@@ -33,6 +33,23 @@ grep -q "malformed JSON" "$STACK_TMP/e2" || fail "malformed data: $(cat "$STACK_
 [ "$rc" = 2 ] || fail "bad metadata: exit $rc"
 "$LT" ghz --insecure --call grpc.health.v1.Health/Check -n 1 10.1.2.3:80 2>"$STACK_TMP/e5"; rc=$?
 [ "$rc" = 2 ] || fail "non-loopback target: exit $rc"
+# run and seed: loopback only; --allow-private admits private networks (a
+# compose stack's service names), never a public address. Refused before
+# any connection.
+"$LT" run --target 10.1.2.3:7000 --steps 2 --step-duration 1s 2>"$STACK_TMP/e7"; rc=$?
+[ "$rc" = 2 ] || fail "run, private target without --allow-private: exit $rc"
+grep -q "host '10.1.2.3' is not loopback (--allow-private admits private networks)" "$STACK_TMP/e7" ||
+    fail "run, private target: $(cat "$STACK_TMP/e7")"
+"$LT" run --allow-private --target 192.0.2.1:7000 --steps 2 --step-duration 1s 2>"$STACK_TMP/e8"; rc=$?
+[ "$rc" = 2 ] || fail "run, public target with --allow-private: exit $rc"
+grep -q "host '192.0.2.1' is not loopback or private" "$STACK_TMP/e8" || fail "run, public target: $(cat "$STACK_TMP/e8")"
+"$LT" seed --pg "host=10.1.2.3 dbname=scrabble" --players 2 2>"$STACK_TMP/e9"; rc=$?
+[ "$rc" = 1 ] || fail "seed, private Postgres without --allow-private: exit $rc"
+grep -q "postgres host '10.1.2.3' is not loopback" "$STACK_TMP/e9" || fail "seed, private Postgres: $(cat "$STACK_TMP/e9")"
+"$LT" seed --allow-private --pg "host=127.0.0.1,192.0.2.1 dbname=scrabble" --players 2 2>"$STACK_TMP/e10"; rc=$?
+[ "$rc" = 1 ] || fail "seed, public Postgres with --allow-private: exit $rc"
+grep -q "postgres host '192.0.2.1' is not loopback or private" "$STACK_TMP/e10" ||
+    fail "seed, public Postgres: $(cat "$STACK_TMP/e10")"
 # --- unreachable: a clear error, bounded in time ---
 start=$(date +%s)
 "$LT" ghz --insecure --call grpc.health.v1.Health/Check -n 5 --connect-timeout 2s "127.0.0.1:$DEAD" 2>"$STACK_TMP/e6"; rc=$?

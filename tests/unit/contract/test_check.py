@@ -95,13 +95,12 @@ CASES = [
         ("edge", "  rpc Subscribe(SubscribeRequest) returns (stream Event);\n",
          "  rpc Subscribe(SubscribeRequest) returns (stream Event);\n"
          "  rpc GetClock(GameRef) returns (Clock);\n"),
-        ("edge", "message SubscribeRequest {}",
-         "message SubscribeRequest {\n  int64 after_event_id = 1;\n}\n\nmessage Clock {\n  int64 left_ms = 1;\n}"),
+        ("edge", "  string after_event_id = 1;\n}",
+         "  string after_event_id = 1;\n  int32 limit = 2;\n}\n\nmessage Clock {\n  int64 left_ms = 1;\n}"),
         ("common", "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n",
          "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n  EVENT_TYPE_CLOCK = 11;\n"),
-        ("common", "  repeated int32 overtime_penalties = 17;\n}",
-         "  repeated int32 overtime_penalties = 17;\n  optional int64 event_id = 14;\n"
-         "  oneof detail {\n    string note = 98;\n  }\n  reserved 99;\n}"),
+        ("common", "  string event_id = 14;\n}", "  string event_id = 14;\n  optional int64 seen_ms = 30;\n"
+         "  oneof detail {\n    string note = 31;\n  }\n  reserved 99;\n}"),
         ("edge", "  reserved \"legacy\";\n", "  reserved \"legacy\", \"older\";\n"),
         ("edge", "string rack_order = 3;", "string rack_order = 3 [deprecated = true];"),
     ], []),

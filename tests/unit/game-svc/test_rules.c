@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "record.h"
 #include "rules.h"
 
 static const char *WORDS = "at\nta\ncat\ncats\ntax\nretains\nqi\nza\nax\nex\nxi\nsat\nit\nti\n";
@@ -456,6 +457,56 @@ static solver_lexicon *default_lexicon(void)
     return lex;
 }
 
+/* The game's record (record.c) read back by the solver's GCG reader:
+ * every line's total is the previous total plus its points, every seat's
+ * last total is its final score, the rack adjustments sum as the rules
+ * say, and the first rack of each seat is the one dealt. */
+static void check_record(const game_state *fin, const game_move *moves, size_t n,
+                         const solver_lexicon *lex)
+{
+    static const char *names[] = {"ann", "bob", "cy",
+                                  "d\xc3\xa9"
+                                  "e"}; /* the last is not ASCII */
+    game_state g = *fin;
+    for (int s = 0; s < g.nseats; s++)
+        snprintf(g.seats[s].handle, sizeof g.seats[s].handle, "%s", names[s]);
+    game_record rec;
+    char err[160];
+    assert_int_equal(game_record_build(&g, moves, n, "wamerican", &rec, err, sizeof err), 0);
+    assert_int_equal(rec.nracks, n);
+    game_state start;
+    game_rules_init(&start, g.lex, g.dist, g.seed, g.nseats);
+    char dealt[16];
+    solver_rack_format(&start.seats[0].rack, dealt, sizeof dealt);
+    assert_string_equal(rec.racks[0], dealt);
+    assert_non_null(strstr(rec.gcg, "#player1 ann ann\n"));
+    if (g.nseats == 4)
+        assert_non_null(strstr(rec.gcg, "#player4 p4 d\xc3\xa9"
+                                        "e\n"));
+    assert_non_null(strstr(rec.gcg, "#lexicon wamerican\n"));
+    solver_gcg back;
+    if (solver_gcg_parse(rec.gcg, lex, &back, err, sizeof err) != 0)
+        fail_msg("%s\n%s", err, rec.gcg);
+    assert_int_equal(back.nplayers, g.nseats);
+    int total[GAME_MAX_SEATS] = {0}, adj = 0, ends = 0;
+    for (size_t i = 0; i < back.nturns; i++) {
+        const solver_gcg_turn *t = &back.turns[i];
+        total[t->player] += t->is_end_rack ? t->end_points : t->move.score;
+        assert_int_equal(total[t->player], t->cumulative);
+        if (t->is_end_rack) {
+            adj += t->end_points;
+            ends++;
+        }
+    }
+    for (int s = 0; s < g.nseats; s++)
+        assert_int_equal(total[s], g.seats[s].score);
+    assert_true(ends > 0);
+    if (g.end_reason == GAME_END_OUT)
+        assert_int_equal(adj, 0); /* gained = lost */
+    solver_gcg_free(&back);
+    game_record_free(&rec);
+}
+
 /* Plays a whole game with the generator's best move (pass when none),
  * recording every move; then replays the record onto a fresh game and
  * checks the states are identical. */
@@ -529,6 +580,7 @@ static void selfplay(int nseats, uint64_t seed, bool with_exchange)
     assert_int_equal(r.status, g.status);
     assert_int_equal(r.end_reason, g.end_reason);
     assert_int_equal(r.nwinners, g.nwinners);
+    check_record(&g, moves, nmoves, lex);
     solver_lexicon_free(lex);
 }
 

@@ -20,6 +20,7 @@
 #include "jsonw.h"
 #include "procstat.h"
 #include "scrabble/v1/edge.pb-c.h"
+#include "netpolicy.h"
 #include "stats.h"
 
 static void test_hist_exact_region_and_geometry(void **state)
@@ -363,6 +364,57 @@ static void test_ghz_opts_refused(void **state)
     assert_int_equal(ghz_parse(&o, "-z 0 127.0.0.1:1", err, sizeof err), 0); /* 0 needs no unit */
 }
 
+/* Loopback always; private networks only with the opt-in; public never.
+ * Literals and localhost only: no test depends on a resolver. */
+static void test_netpolicy(void **state)
+{
+    (void)state;
+    char err[256];
+    static const struct {
+        const char *target;
+        bool plain, private_ok;
+    } cases[] = {
+        {"127.0.0.1:7000", true, true},
+        {"localhost:7000", true, true},
+        {"ipv4:127.9.8.7:1", true, true},
+        {"[::1]:7000", true, true},
+        {"dns:///127.0.0.1:7000", true, true},
+        {"10.1.2.3:7000", false, true},
+        {"172.16.0.1:7000", false, true},
+        {"172.31.255.255:7000", false, true},
+        {"192.168.1.1:7000", false, true},
+        {"[fd00::1]:7000", false, true},
+        {"[::ffff:10.0.0.1]:7000", false, true},
+        {"172.32.0.1:7000", false, false},
+        {"172.15.0.1:7000", false, false},
+        {"8.8.8.8:53", false, false},
+        {"[2001:db8::1]:7000", false, false},
+        {"balancer:7000", false, false}, /* a name: only resolved with the opt-in */
+        {"127.0.0.1", false, false},
+        {"::1:7000", false, false},
+        {"127.0.0.1:70x", false, false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        err[0] = '\0';
+        bool ok = lt_net_target_allowed(cases[i].target, false, err, sizeof(err));
+        if (ok != cases[i].plain)
+            fail_msg("%s without --allow-private: %d (%s)", cases[i].target, ok, err);
+        if (!ok)
+            assert_non_null(strstr(err, cases[i].target));
+        if (strncmp(cases[i].target, "balancer", 8) == 0)
+            continue; /* resolution depends on the machine */
+        ok = lt_net_target_allowed(cases[i].target, true, err, sizeof(err));
+        if (ok != cases[i].private_ok)
+            fail_msg("%s with --allow-private: %d (%s)", cases[i].target, ok, err);
+    }
+    assert_false(lt_net_target_allowed("balancer:7000", false, err, sizeof(err)));
+    assert_non_null(strstr(err, "--allow-private"));
+    assert_true(lt_net_host_allowed("/var/run/postgresql", false, err, sizeof(err)));
+    assert_true(lt_net_host_allowed("localhost", false, err, sizeof(err)));
+    assert_false(lt_net_host_allowed("postgres.example", false, err, sizeof(err)));
+    assert_false(lt_net_host_allowed("", true, err, sizeof(err)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_jsonw),
         cmocka_unit_test(test_ghz_opts),
         cmocka_unit_test(test_ghz_opts_refused),
+        cmocka_unit_test(test_netpolicy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

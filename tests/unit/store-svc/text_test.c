@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "scrabble/v1/store.pb-c.h"
 #include "store.h"
 
 static void test_handles(void **state)
@@ -244,6 +245,51 @@ static void test_handle_fold(void **state)
     assert_int_equal(store_handle_fold("alice", f, 3), -1);
 }
 
+/* The event log's pure pieces: an id appended to a stored body reads back
+ * as Event.event_id with every other field intact; the bounds a write's
+ * events are held to. */
+static void test_event_log(void **state)
+{
+    (void)state;
+    Scrabble__V1__Event e = SCRABBLE__V1__EVENT__INIT;
+    e.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN;
+    e.game_id = 77;
+    e.seq = 5;
+    e.from_handle = "zoë";
+    uint8_t body[256], out[300];
+    size_t n = scrabble__v1__event__pack(&e, body);
+    size_t m = store_event_with_id(body, n, 1234567, out, sizeof out);
+    assert_true(m > n);
+    Scrabble__V1__Event *back = scrabble__v1__event__unpack(NULL, m, out);
+    assert_non_null(back);
+    assert_string_equal(back->event_id, "1234567");
+    assert_int_equal(back->game_id, 77);
+    assert_int_equal(back->seq, 5);
+    assert_string_equal(back->from_handle, "zoë");
+    scrabble__v1__event__free_unpacked(back, NULL);
+    assert_int_equal(store_event_with_id(body, n, 1, out, n + 2), 0); /* no room */
+
+    Scrabble__V1__EventRecord r = SCRABBLE__V1__EVENT_RECORD__INIT;
+    Scrabble__V1__EventRecord *rs[17];
+    for (int i = 0; i < 17; i++)
+        rs[i] = &r;
+    r.account_id = 3;
+    r.body.data = body;
+    r.body.len = n;
+    assert_null(store_events_check(rs, 16));
+    assert_non_null(store_events_check(rs, 17));
+    r.account_id = 0;
+    assert_non_null(store_events_check(rs, 1));
+    r.account_id = 3;
+    r.body.len = 0;
+    assert_non_null(store_events_check(rs, 1));
+    r.body.len = 4097;
+    assert_non_null(store_events_check(rs, 1));
+    r.body.len = n;
+    r.dedupe_key = "0123456789012345678901234567890123456789012345678901234567890123x";
+    assert_non_null(store_events_check(rs, 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_request_ids),    cmocka_unit_test(test_page_token),
         cmocka_unit_test(test_passwords),      cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_param_literals), cmocka_unit_test(test_bytea_decode),
+        cmocka_unit_test(test_event_log),
     };
     return cmocka_run_group_tests_name("store-svc units", tests, NULL, NULL);
 }
