@@ -190,8 +190,11 @@ def check_services(cfg, bin_dir, game_count):
     # One client address: only the balancer publishes a port, on loopback
     # unless told otherwise; the gateways are replicas behind it, their
     # count in the file (so an upgrade's `up -d` keeps it).
+    # (The opt-in observability services, official images, publish their
+    # own UIs on loopback: checked above.)
+    observability = ("prometheus", "grafana")
     for name, s in svcs.items():
-        if name != "balancer":
+        if name != "balancer" and name not in observability:
             check(not s.get("ports"), "%s publishes host ports %s (only the balancer may)" % (name, s.get("ports")))
     bal = svcs.get("balancer", {})
     check(bal.get("command") == ["balancer.sh"], "balancer: command %s" % bal.get("command"))
@@ -206,7 +209,7 @@ def check_services(cfg, bin_dir, game_count):
     builders = sorted(n for n, s in svcs.items() if s.get("build"))
     check(builders == ["certs"], "services with build: %s, expected only certs (built once)" % builders)
     for name, s in svcs.items():
-        if name not in ("postgres", "redis"):
+        if name not in ("postgres", "redis") + observability:
             check(s.get("image") == "scrabble:dev", "%s: image %s, expected scrabble:dev" % (name, s.get("image")))
     return svcs
 

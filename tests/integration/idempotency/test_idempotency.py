@@ -267,9 +267,10 @@ def test_chat_request_id():
     lines = a.call("ListChat", game_id=gid, after_id=0).messages
     assert [m.text for m in lines] == ["hello once", "hello from b", "twice", "twice"], lines
     # The repeats add no CHAT event (the log keeps one per line): B gets
-    # the first line once, then the two lines without an id.
-    ids = [sb.next(want=ET.EVENT_TYPE_CHAT).chat.message_id for _ in range(3)]
-    assert ids == [m1.message_id, n1.message_id, n2.message_id], ids
+    # the first line once, its own line (every seat's streams get every
+    # line, the sender's included), then the two lines without an id.
+    ids = [sb.next(want=ET.EVENT_TYPE_CHAT).chat.message_id for _ in range(4)]
+    assert ids == [m1.message_id, mb.message_id, n1.message_id, n2.message_id], ids
     assert psql(f"SELECT count(*) FROM events WHERE account_id = {b.account_id} "
                 f"AND dedupe = 'chat:{m1.message_id}'") == "1"
     for bad in ("x" * 65, "has space", "é", "a/b", "a.b"):
