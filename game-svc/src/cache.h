@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "rules.h"
 
 struct game_op;
@@ -50,6 +51,8 @@ typedef struct game_entry {
     int64_t created_at_ms, updated_at_ms;
     bool rated;                            /* invited as rated (GameRecord.rated) */
     int64_t last_nudge_ms[GAME_MAX_SEATS]; /* by nudger seat */
+    game_clock clock;                      /* as of the last commit (clock.h) */
+    bool timing_out;                       /* a TimeoutGame is in flight */
     struct game_op *wait_head, *wait_tail; /* FIFO of operations waiting */
 
     /* Owned by the cache, under its lock. */

@@ -31,6 +31,16 @@ static const cfg_option config__options[] = {
     CFG_DUR_OPT(game_config, nudge_interval_ms, "nudge-interval", 0, 7 * 86400000, "1h",
                 "least time between two nudges by one player in one game"),
     CFG_STR_OPT(game_config, log_level, "log-level", "info", "debug, info, warn, error or off"),
+    CFG_DURUS_OPT(game_config, abandon_after_us, "abandon-after", 0, 3650LL * 86400 * 1000000,
+                  "30d",
+                  "an untimed game whose seat to move stays away this long ends, that seat "
+                  "losing (END_REASON_ABANDONED); 0: never"),
+    CFG_DUR_OPT(game_config, deadline_poll_ms, "deadline-poll", 50, 60000, "1s",
+                "how often due deadlines (timeouts, warnings, invitation expiries) are claimed "
+                "from store-svc"),
+    CFG_STR_OPT(game_config, clock_offset_file, "clock-offset-file", "",
+                "TESTS ONLY: a file whose number (ms) is added to the game clock, re-read at "
+                "each deadline poll, so tests can move time forward; empty: off"),
 };
 
 /* --instance (flag or env) before anything else. */

@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,6 +21,11 @@ int64_t game_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t game_clock_now(game_svc *svc)
+{
+    return game_now_ms() + atomic_load_explicit(&svc->clock_offset_ms, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------ */
@@ -212,21 +218,29 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     if (e->g.seq != rec->seq)
         log_warn("replay_seq_mismatch", "game=%lld replayed=%lld stored=%lld",
                  (long long)e->game_id, (long long)e->g.seq, (long long)rec->seq);
+    game_clock_from_record(e, rec);
+    bool finished = rec->status == SCRABBLE__V1__GAME_STATUS__GAME_STATUS_FINISHED;
     for (size_t s = 0; s < rec->n_seats; s++) {
         const Scrabble__V1__Seat *seat = rec->seats[s];
-        if (seat->seat >= 0 && seat->seat < e->g.nseats &&
+        if (!finished && seat->seat >= 0 && seat->seat < e->g.nseats &&
             seat->score != e->g.seats[seat->seat].score)
             log_warn("replay_score_mismatch", "game=%lld seat=%d replayed=%d stored=%d",
                      (long long)e->game_id, seat->seat, e->g.seats[seat->seat].score, seat->score);
     }
-    /* Ended without a move (an administrator's FinishGame). */
-    if (rec->status == SCRABBLE__V1__GAME_STATUS__GAME_STATUS_FINISHED &&
-        e->g.status == GAME_STATUS_ACTIVE) {
-        e->g.status = GAME_STATUS_FINISHED;
-        e->g.end_reason = (int)rec->end_reason;
+    /* A finished game's record is its result: ended without a move (on time,
+     * or an administrator's FinishGame), or with overtime penalties that no
+     * move carries. */
+    if (finished) {
+        if (e->g.status == GAME_STATUS_ACTIVE) {
+            e->g.status = GAME_STATUS_FINISHED;
+            e->g.end_reason = (int)rec->end_reason;
+        }
         e->g.nwinners = 0;
         for (size_t i = 0; i < rec->n_winners && i < GAME_MAX_SEATS; i++)
             e->g.winners[e->g.nwinners++] = rec->winners[i];
+        for (size_t s = 0; s < rec->n_seats; s++)
+            if (rec->seats[s]->seat >= 0 && rec->seats[s]->seat < e->g.nseats)
+                e->g.seats[rec->seats[s]->seat].score = rec->seats[s]->score;
     }
     e->announced = e->g.seq > 0;
     return 0;
@@ -238,7 +252,10 @@ static void game__fail_waiters(game_svc *svc, game_entry *e, game_op *w, const r
 {
     while (w) {
         game_op *n = w->next;
-        rpc_call_fail_status(w->call, st);
+        if (w->call)
+            rpc_call_fail_status(w->call, st);
+        else /* the deadline poller's: it tries again after its lease */
+            rpc_arena_destroy(w->arena);
         game_cache_release(svc->cache, e);
         w = n;
     }
@@ -303,6 +320,21 @@ static void game__load_fail(game__load *ld, const rpc_status *st)
     game__fail_waiters(svc, e, w, &fail);
 }
 
+void game_reload(game_svc *svc, game_entry *e)
+{
+    game__load_start(svc, e, true);
+}
+
+void game_rerun(game_svc *svc, game_entry *e, game_op *op)
+{
+    game__after af = {0};
+    pthread_mutex_lock(&e->mu);
+    game__run_one(svc, e, op, &af);
+    game__drain(svc, e, &af);
+    pthread_mutex_unlock(&e->mu);
+    game__finish_after(svc, e, &af);
+}
+
 /* ------------------------------------------------------------------ */
 /* Dispatch                                                            */
 
@@ -319,7 +351,11 @@ void game_dispatch(game_svc *svc, int64_t game_id, game_op *op)
     op->game_id = game_id;
     game_entry *e = game_cache_acquire(svc->cache, game_id, &created);
     if (!e) {
-        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        if (op->call)
+            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
+                          "out of memory");
+        else
+            rpc_arena_destroy(op->arena);
         return;
     }
     op->entry = e;
@@ -364,35 +400,57 @@ static void game__event_init(Scrabble__V1__Event *ev, int64_t game_id, const gam
     ev->at_ms = game_now_ms();
 }
 
-/* The events of move m, g being the game right after it, appended to l in
- * the arena: OPPONENT_MOVED to every other seat, then YOUR_TURN to the
- * next seat or GAME_OVER to everyone. They ride in the CommitMove that
- * commits m, so they exist exactly when m does. Returns 0 or -1 (OOM). */
-static int game__move_events(rpc_arena *a, int64_t game_id, const game_state *g, const game_move *m,
-                             game_event_list *l)
+/* The clocks and deadline of game g with clock c as of now, on a game
+ * event (as GameState.clock_ms / deadline_ms). */
+static void game__event_time(rpc_arena *a, Scrabble__V1__Event *ev, const game_state *g,
+                             const game_clock *c, int64_t now)
+{
+    bool active = g->status == GAME_STATUS_ACTIVE;
+    int64_t *ms = rpc_arena_alloc(a, GAME_MAX_SEATS * sizeof *ms);
+    if (ms) {
+        ev->clock_ms = ms;
+        ev->n_clock_ms = (size_t)game_clock_view(c, g->nseats, g->to_move, active, now, ms);
+    }
+    ev->deadline_ms = active ? c->deadline_ms : 0;
+}
+
+int game_move_events(rpc_arena *a, int64_t game_id, const game_state *g, const game_clock *c,
+                     int64_t now, const game_move *m, game_event_list *l)
 {
     Scrabble__V1__Event ev;
-    Scrabble__V1__Move *pub = game_view_move(a, m, false);
-    int rc = pub ? 0 : -1;
-    game__event_init(&ev, game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_OPPONENT_MOVED);
-    ev.move = pub;
-    ev.from_account_id = m->account_id;
-    ev.from_handle = (char *)g->seats[m->seat].handle;
-    for (int s = 0; s < g->nseats && rc == 0; s++)
-        if (s != m->seat)
-            rc = game_event_add(a, l, g->seats[s].account_id, &ev, NULL);
-    if (rc != 0)
-        return -1;
-    if (g->status == GAME_STATUS_ACTIVE) {
-        game__event_init(&ev, game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
+    Scrabble__V1__Move *pub = m ? game_view_move(a, m, false) : NULL;
+    int rc = m && !pub ? -1 : 0;
+    int from = m ? m->seat : g->to_move;
+    if (m) {
+        game__event_init(&ev, game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_OPPONENT_MOVED);
+        game__event_time(a, &ev, g, c, now);
+        ev.move = pub;
         ev.from_account_id = m->account_id;
         ev.from_handle = (char *)g->seats[m->seat].handle;
-        return game_event_add(a, l, g->seats[g->to_move].account_id, &ev, NULL);
+        for (int s = 0; s < g->nseats && rc == 0; s++)
+            if (s != m->seat)
+                rc = game_event_add(a, l, g->seats[s].account_id, &ev, NULL);
+        if (rc != 0)
+            return -1;
+        if (g->status == GAME_STATUS_ACTIVE) {
+            game__event_init(&ev, game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
+            game__event_time(a, &ev, g, c, now);
+            ev.from_account_id = m->account_id;
+            ev.from_handle = (char *)g->seats[m->seat].handle;
+            return game_event_add(a, l, g->seats[g->to_move].account_id, &ev, NULL);
+        }
     }
     game__event_init(&ev, game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_OVER);
+    game__event_time(a, &ev, g, c, now);
     ev.move = pub;
-    ev.from_account_id = m->account_id;
-    ev.from_handle = (char *)g->seats[m->seat].handle;
+    ev.from_account_id = g->seats[from].account_id;
+    ev.from_handle = (char *)g->seats[from].handle;
+    int32_t penalties[GAME_MAX_SEATS];
+    bool any = false;
+    for (int s = 0; s < g->nseats; s++)
+        any |= (penalties[s] = game_clock_penalty(c, s)) != 0;
+    ev.overtime_penalties = penalties;
+    ev.n_overtime_penalties = any ? (size_t)g->nseats : 0;
     ev.seats = game_view_seats(a, g);
     ev.n_seats = ev.seats ? (size_t)g->nseats : 0;
     int32_t winners[GAME_MAX_SEATS];
@@ -455,7 +513,21 @@ void game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a)
     inv.game_id = e->game_id;
     inv.lexicon = e->lexicon;
     inv.created_at_ms = e->created_at_ms;
+    Scrabble__V1__TimeControl tc = SCRABBLE__V1__TIME_CONTROL__INIT;
+    tc.kind =
+        (Scrabble__V1__TimeControlKind)(e->clock.tc.kind ? e->clock.tc.kind : GAME_TC_UNTIMED);
+    tc.days_per_move = e->clock.tc.days_per_move;
+    tc.initial_seconds = e->clock.tc.initial_s;
+    tc.increment_seconds = e->clock.tc.increment_s;
+    tc.max_overtime_minutes = e->clock.tc.max_overtime_min;
+    inv.time_control = &tc;
+    int64_t clock_ms[GAME_MAX_SEATS];
+    int nclock =
+        game_clock_view(&e->clock, g->nseats, g->to_move, true, e->clock.turn_started_ms, clock_ms);
     game__event_init(&ev, e->game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_STARTED);
+    ev.clock_ms = clock_ms;
+    ev.n_clock_ms = (size_t)nclock;
+    ev.deadline_ms = e->clock.deadline_ms;
     ev.invitation = &inv;
     ev.from_account_id = g->seats[0].account_id;
     ev.from_handle = (char *)g->seats[0].handle;
@@ -463,6 +535,9 @@ void game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a)
     for (int s = 0; s < g->nseats && rc == 0; s++)
         rc = game_event_add(a, &l, g->seats[s].account_id, &ev, key);
     game__event_init(&ev, e->game_id, g, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN);
+    ev.clock_ms = clock_ms;
+    ev.n_clock_ms = (size_t)nclock;
+    ev.deadline_ms = e->clock.deadline_ms;
     snprintf(key, sizeof key, "turn:%lld:0", (long long)e->game_id);
     if (rc == 0)
         rc = game_event_add(a, &l, g->seats[g->to_move].account_id, &ev, key);
@@ -499,6 +574,13 @@ static void game__reply_turn(rpc_call *call, const game_entry *e, const game_mov
     }
     r->move = game_view_move(a, m, true);
     r->state = game_view_state(a, e, seat);
+    /* The time control only: a repeat of this turn must get this very
+     * reply (docs/API.md, Retries), and running clocks never repeat. */
+    if (r->state) {
+        game_view_time(a, r->state, e, 0);
+        r->state->n_clock_ms = 0;
+        r->state->deadline_ms = 0;
+    }
     rpc_call_reply(call, &r->base);
 }
 
@@ -522,8 +604,11 @@ static Scrabble__V1__CommitMoveRequest *game__commit_request(rpc_arena *a, const
         scores[s] = n->seats[s].score;
     req->scores = scores;
     req->n_scores = (size_t)n->nseats;
+    if (!(req->clock = game_view_clock_record(a, &op->pending->clock, n->nseats)))
+        return NULL;
     game_event_list ev = {0};
-    if (game__move_events(a, e->game_id, n, &op->pending->move, &ev) != 0)
+    if (game_move_events(a, e->game_id, n, &op->pending->clock, game_clock_now(op->svc),
+                         &op->pending->move, &ev) != 0)
         return NULL;
     req->events = ev.v;
     req->n_events = ev.n;
@@ -641,6 +726,7 @@ static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
         return GAME_OP_DONE;
     }
     then->game_id = e->game_id;
+    then->clock.tc = e->clock.tc;
     memcpy(then->lexicon, e->lexicon, sizeof then->lexicon);
     then->invitation_id = e->invitation_id;
     then->rated = e->rated;
@@ -677,6 +763,11 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
                       (long long)g->seq);
         return GAME_OP_DONE;
     }
+    /* The seat to move is out of time: the game ends on time instead, and
+     * this turn gets game_over once the store has recorded that. */
+    int64_t now = game_clock_now(svc);
+    if (g->status == GAME_STATUS_ACTIVE && !op->timeout_tried && game_clock_expired(&e->clock, now))
+        return game_timeout_run(svc, e, op);
     op->pending = rpc_arena_alloc(rpc_call_arena(op->call), sizeof *op->pending);
     if (!op->pending) {
         rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
@@ -688,6 +779,28 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
         rpc_call_fail(op->call, game__rules_code(rc), err.reason, "%s", err.message);
         return GAME_OP_DONE;
     }
+    /* The clock after the turn (clock.h): the elapsed time charged to the
+     * seat to move, the increment to the mover, overtime penalties settled
+     * when the game ends, the next turn's deadline. A game whose clock
+     * never started (made before time controls) starts it now. */
+    game_clock *ck = &op->pending->clock;
+    game_state *n = &op->pending->next_state;
+    int64_t abandon_ms = svc->cfg.abandon_after_us / 1000;
+    *ck = e->clock;
+    if (ck->turn_started_ms <= 0)
+        game_clock_start(ck, g->nseats, g->to_move, now, abandon_ms);
+    game_clock_charge(ck, g->to_move, op->seat, now);
+    if (n->status != GAME_STATUS_ACTIVE) {
+        bool penalised = false;
+        for (int s = 0; s < n->nseats; s++) {
+            int p = game_clock_penalty(ck, s);
+            n->seats[s].score -= p;
+            penalised |= p != 0;
+        }
+        if (penalised)
+            game_rules_finish(n, n->end_reason, -1);
+    }
+    game_clock_next_turn(ck, n->to_move, n->status == GAME_STATUS_ACTIVE, now, abandon_ms);
     Scrabble__V1__CommitMoveRequest *req = game__commit_request(rpc_call_arena(op->call), e, op);
     if (!req) {
         rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
@@ -726,6 +839,7 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
             op->pending->next_state.last.at_ms = cr->move->at_ms;
         }
         e->g = op->pending->next_state;
+        e->clock = op->pending->clock;
         e->updated_at_ms = op->pending->move.at_ms;
         if (game_cache_append_move(svc->cache, e, &op->pending->move) != 0)
             log_error("history_oom", "game=%lld seq=%lld", (long long)game_id,

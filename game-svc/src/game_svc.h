@@ -6,6 +6,7 @@
 #define GAME_SVC_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,6 +31,9 @@ typedef struct game_config {
     int instance;
     int cache_mb;
     int nudge_interval_ms;
+    int64_t abandon_after_us;    /* untimed games: a seat to move away this long loses */
+    int deadline_poll_ms;        /* how often due deadlines are claimed */
+    char clock_offset_file[512]; /* tests only: ms added to the game clock */
 } game_config;
 
 /* Fills defaults, then environment (SCRABBLE_GAME_*) and flags. Returns
@@ -65,6 +69,14 @@ typedef struct game_svc {
     metric *m_evaluate;
     metric *m_turns;
     metric *m_cache_entries, *m_cache_bytes, *m_cache_misses, *m_evictions;
+    metric *m_timeouts, *m_warnings, *m_invitations_expired;
+    metric *m_clock_offset; /* the test-only offset in force (0 in production) */
+    /* The deadline poller (deadlines.c). */
+    _Atomic int64_t clock_offset_ms; /* from --clock-offset-file; 0 in production */
+    pthread_t poller;
+    pthread_mutex_t poll_mu;
+    pthread_cond_t poll_cv;
+    bool poll_stop, poller_started;
 } game_svc;
 
 /* What an operation's run function did. */
@@ -86,6 +98,7 @@ typedef void (*game_op_post_fn)(game_svc *svc, game_op *op);
 typedef struct game_pending {
     game_state next_state; /* the game after the move, applied on commit */
     game_move move;
+    game_clock clock; /* the clock after the move */
 } game_pending;
 
 /* One call about one game. Allocated in the call's arena: it dies with the
@@ -96,8 +109,10 @@ struct game_op {
     game_op_post_fn post;
     bool is_turn; /* waits while a commit is in flight */
     game_svc *svc;
-    rpc_call *call;
-    game_entry *entry; /* holds one reference while queued or running */
+    rpc_call *call;     /* NULL for the deadline poller's ops (see arena) */
+    rpc_arena *arena;   /* the poller's ops: their own arena, freed when done */
+    bool timeout_tried; /* this op already tried to end the game on time */
+    game_entry *entry;  /* holds one reference while queued or running */
     int64_t game_id;
     int64_t account_id;
     const ProtobufCMessage *req;
@@ -109,6 +124,7 @@ struct game_op {
     solver_placement placed[16];
     char tiles[16];
     struct game_pending *pending; /* allocated when a commit starts */
+    void *scratch;                /* a timeout's result, while TimeoutGame runs */
 
     /* SaveDraft: the reply, built before the job is queued. */
     Scrabble__V1__Draft *draft;
@@ -142,6 +158,40 @@ void game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a);
 
 /* Milliseconds since the Unix epoch. */
 int64_t game_now_ms(void);
+/* The game clock: game_now_ms() plus the test-only offset
+ * (--clock-offset-file). Every clock and deadline uses it. */
+int64_t game_clock_now(game_svc *svc);
+
+/* ---- time controls (deadlines.c) ---- */
+/* Starts the deadline poller thread. Returns 0 or -1. */
+int game_deadlines_start(game_svc *svc);
+void game_deadlines_stop(game_svc *svc);
+/* Under e->mu, when the seat to move is out of time: starts ending the
+ * game on time for op (a turn or a read that found the flag fallen; the
+ * op gets its answer once the store has spoken). Returns a GAME_OP_*
+ * code. */
+int game_timeout_run(game_svc *svc, game_entry *e, game_op *op);
+/* The arena of an op (its call's, or its own). */
+rpc_arena *game_op_arena(game_op *op);
+/* The events of move m, g being the game right after it and c its clock,
+ * appended to l in the arena: OPPONENT_MOVED to every other seat, then
+ * YOUR_TURN to the next seat or GAME_OVER to everyone, with the clocks as
+ * of now. m NULL: the GAME_OVER of a timeout (from the seat to move, which
+ * ran out). They ride in the CommitMove / TimeoutGame that commits them,
+ * so they exist exactly when it does. Returns 0 or -1 (OOM). (game.c) */
+int game_move_events(rpc_arena *a, int64_t game_id, const game_state *g, const game_clock *c,
+                     int64_t now, const game_move *m, game_event_list *l);
+/* Reloads a resident entry from the store (e->reloading set, e->mu not
+ * held; the ops waiting keep e alive). */
+void game_reload(game_svc *svc, game_entry *e);
+/* Runs op on e again (e->mu not held), then whatever waits. */
+void game_rerun(game_svc *svc, game_entry *e, game_op *op);
+/* Copies a stored clock and time control into e (load, create). */
+void game_clock_from_record(game_entry *e, const Scrabble__V1__GameRecord *rec);
+/* The GameClock message of e's clock, in a. */
+Scrabble__V1__GameClock *game_view_clock_record(rpc_arena *a, const game_clock *c, int nseats);
+/* Fills st's time_control, clock_ms and deadline_ms from e at now. */
+void game_view_time(rpc_arena *a, Scrabble__V1__GameState *st, const game_entry *e, int64_t now);
 
 /* ---- views: protobuf messages from cache state (view.c), in `a` ---- */
 Scrabble__V1__GameState *game_view_state(rpc_arena *a, const game_entry *e, int my_seat);

@@ -118,6 +118,8 @@ static size_t handlers__placements(Scrabble__V1__Placement **in, size_t n, solve
 static void handlers__reply_state(game_op *op, const game_entry *e)
 {
     Scrabble__V1__GameState *st = game_view_state(rpc_call_arena(op->call), e, op->seat);
+    if (st)
+        game_view_time(rpc_call_arena(op->call), st, e, game_clock_now(op->svc));
     if (!st)
         rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
     else
@@ -128,6 +130,12 @@ static int handlers__get_state_run(game_svc *svc, game_entry *e, game_op *op)
 {
     if (!handlers__seated(e, op))
         return GAME_OP_DONE;
+    /* The flag of the seat to move fell and no poller has ended the game
+     * yet (or another instance did and this copy is behind): settle it
+     * first, so the state shown is the stored one. */
+    if (e->g.status == GAME_STATUS_ACTIVE && !op->timeout_tried &&
+        game_clock_expired(&e->clock, game_clock_now(svc)))
+        return game_timeout_run(svc, e, op);
     handlers__reply_state(op, e);
     return GAME_OP_DONE;
 }
@@ -821,6 +829,51 @@ static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
     return GAME_OP_DONE;
 }
 
+/* Builds the opening state of a new game from its record (and its stored
+ * clock), announces it and replies. */
+static void handlers__created(game_op *op, const Scrabble__V1__GameRecord *rec,
+                              const Scrabble__V1__GameClock *clock)
+{
+    /* The gateway picks this instance by the invitation id, while the
+     * game's calls will be routed by the game id, most likely elsewhere:
+     * build the opening state from the record without caching it here, so
+     * no instance but the owner ever holds (and could serve stale) moves. */
+    rpc_status st2;
+    game_entry *tmp = calloc(1, sizeof *tmp);
+    if (!tmp) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return;
+    }
+    tmp->game_id = rec->game_id;
+    if (game_entry_init_from_record(op->svc, tmp, rec, &st2) != 0) {
+        rpc_call_fail_status(op->call, &st2);
+    } else if ((op->seat = game_rules_seat_of(&tmp->g, op->account_id)) < 0) {
+        rpc_call_fail(op->call, GRPC_STATUS_PERMISSION_DENIED, "not_a_player",
+                      "account %lld has no seat in game %lld", (long long)op->account_id,
+                      (long long)rec->game_id);
+    } else {
+        if (clock) {
+            Scrabble__V1__GameRecord with = *rec;
+            with.clock = (Scrabble__V1__GameClock *)clock;
+            game_clock_from_record(tmp, &with);
+        }
+        game_announce_start(op->svc, tmp, rpc_call_arena(op->call));
+        handlers__reply_state(op, tmp);
+    }
+    free(tmp->moves);
+    free(tmp);
+}
+
+static void handlers__clock_started(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    game_op *op = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        rpc_call_fail_status(op->call, st);
+        return;
+    }
+    handlers__created(op, op->scratch, (const Scrabble__V1__GameClock *)reply);
+}
+
 static void handlers__create_done(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     game_op *op = arg;
@@ -843,29 +896,30 @@ static void handlers__create_done(void *arg, const rpc_status *st, ProtobufCMess
         game_dispatch(op->svc, rec->game_id, op);
         return;
     }
-    /* The gateway picks this instance by the invitation id, while the
-     * game's calls will be routed by the game id, most likely elsewhere:
-     * build the opening state from the record without caching it here, so
-     * no instance but the owner ever holds (and could serve stale) moves. */
-    rpc_status st2;
-    game_entry *tmp = calloc(1, sizeof *tmp);
-    if (!tmp) {
+    if (rec->clock && rec->clock->turn_started_ms > 0) {
+        handlers__created(op, rec, NULL);
+        return;
+    }
+    /* The game's first clock and deadline (clock.h), stored before anyone
+     * hears of the game: StartClock sets it once, so a repeated CreateGame
+     * (the gateway retries after a lost reply) keeps the first one. */
+    rpc_arena *a = rpc_call_arena(op->call);
+    game_entry probe;
+    memset(&probe, 0, sizeof probe);
+    game_clock_from_record(&probe, rec);
+    game_clock_start(&probe.clock, (int)rec->n_seats, 0, game_clock_now(op->svc),
+                     op->svc->cfg.abandon_after_us / 1000);
+    Scrabble__V1__StartClockRequest *req =
+        RPC_ARENA_MSG(a, Scrabble__V1__StartClockRequest, scrabble__v1__start_clock_request__init);
+    if (!req || !(req->clock = game_view_clock_record(a, &probe.clock, (int)rec->n_seats))) {
         rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
         return;
     }
-    tmp->game_id = rec->game_id;
-    if (game_entry_init_from_record(op->svc, tmp, rec, &st2) != 0) {
-        rpc_call_fail_status(op->call, &st2);
-    } else if ((op->seat = game_rules_seat_of(&tmp->g, op->account_id)) < 0) {
-        rpc_call_fail(op->call, GRPC_STATUS_PERMISSION_DENIED, "not_a_player",
-                      "account %lld has no seat in game %lld", (long long)op->account_id,
-                      (long long)rec->game_id);
-    } else {
-        game_announce_start(op->svc, tmp, rpc_call_arena(op->call));
-        handlers__reply_state(op, tmp);
-    }
-    free(tmp->moves);
-    free(tmp);
+    req->game_id = rec->game_id;
+    op->scratch = (void *)rec;
+    if (game_store_call(&op->svc->store, GAME_STORE_START_CLOCK, &req->base, a,
+                        handlers__clock_started, op) != RPC_OK)
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
 }
 
 static void handlers_create_game(rpc_call *call, const ProtobufCMessage *req, void *svcp)

@@ -76,6 +76,15 @@ int main(int argc, char **argv)
             metrics_counter(reg, "game_cache_misses_total", NULL, "Cold loads from store-svc");
         svc.m_evictions = metrics_counter(reg, "game_cache_evictions_total", NULL,
                                           "Games evicted from the cache to stay within --cache-mb");
+        svc.m_timeouts = metrics_counter(reg, "game_timeouts_total", NULL,
+                                         "Games this instance ended on time (timeout, abandoned)");
+        svc.m_warnings =
+            metrics_counter(reg, "game_time_warnings_total", NULL, "TIME_WARNING events sent");
+        svc.m_invitations_expired = metrics_counter(reg, "game_invitations_expired_total", NULL,
+                                                    "INVITATION_EXPIRED sweeps published");
+        svc.m_clock_offset =
+            metrics_gauge(reg, "game_clock_offset_seconds", NULL,
+                          "seconds added to the game clock by --clock-offset-file (tests only; 0)");
     }
     if (rpc_server_allow(server, &scrabble__v1__game__descriptor, game_allow) != 0 ||
         rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {
@@ -85,6 +94,10 @@ int main(int argc, char **argv)
     int port = rpc_server_start(server, err, sizeof err);
     if (port == 0) {
         log_error("start_failed", "err=\"%s\"", err);
+        goto out;
+    }
+    if (game_deadlines_start(&svc) != 0) {
+        log_error("start_failed", "reason=deadline_poller");
         goto out;
     }
     log_info("started", "port=%d instance=%d store=%s redis=%s cache_mb=%d lexicon_dir=%s", port,
@@ -98,7 +111,9 @@ out:
      * deletes, counting in the server's metrics), and only then the
      * server, whose destroy frees those metrics: the other way round a
      * thread still counting at SIGTERM wrote to freed memory (seen under
-     * ASan in integration.idempotency). */
+     * ASan in integration.idempotency). The deadline poller goes first: it
+     * dispatches operations that call the store. */
+    game_deadlines_stop(&svc);
     game_store_close(&svc.store);
     game_drafts_stop(svc.drafts);
     if (server)

@@ -79,6 +79,13 @@ static void rules__finish(game_state *g, int end_reason)
             g->winners[g->nwinners++] = s;
 }
 
+void game_rules_finish(game_state *g, int end_reason, int loser)
+{
+    if (loser >= 0)
+        g->resigned_seat = loser;
+    rules__finish(g, end_reason);
+}
+
 /* Letter code of a rack/exchange character ('?' blank = 0), or -1. */
 static int rules__tile_code(char ch)
 {

@@ -144,6 +144,13 @@ int game_rules_replay(game_state *g, const game_move *recorded, game_rules_error
  * order; PASS and RESIGN have no content beyond the kind. */
 bool game_rules_same_move(const game_move *m, const game_turn *t);
 
+/* Ends g (or settles the winners again after its scores changed) with
+ * end_reason: the winners are the seats with the highest score, except
+ * `loser` (-1: none; else it cannot win, as a resigner). Used for the
+ * time rules (clock.h): a seat out of time loses, and overtime penalties
+ * change scores after a game ended. */
+void game_rules_finish(game_state *g, int end_reason, int loser);
+
 /* Seat of an account, or -1. */
 int game_rules_seat_of(const game_state *g, int64_t account_id);
 

@@ -23,9 +23,22 @@ static const struct {
                                 &scrabble__v1__chat_message__descriptor},
     [GAME_STORE_LIST_CHAT] = {"ListChat", "/scrabble.v1.Store/ListChat",
                               &scrabble__v1__list_chat_reply__descriptor},
+    [GAME_STORE_START_CLOCK] = {"StartClock", "/scrabble.v1.Store/StartClock",
+                                &scrabble__v1__game_clock__descriptor},
+    [GAME_STORE_TIMEOUT_GAME] = {"TimeoutGame", "/scrabble.v1.Store/TimeoutGame",
+                                 &scrabble__v1__game_record__descriptor},
+    [GAME_STORE_CLAIM_DEADLINES] = {"ClaimDeadlines", "/scrabble.v1.Store/ClaimDeadlines",
+                                    &scrabble__v1__claim_deadlines_reply__descriptor},
     [GAME_STORE_APPEND_EVENTS] = {"AppendEvents", "/scrabble.v1.Store/AppendEvents",
                                   &scrabble__v1__append_events_reply__descriptor},
 };
+
+const char *game_store_path(game_store *st, int method)
+{
+    if (st->calls[method])
+        metric_add(st->calls[method], 1);
+    return store__methods[method].path;
+}
 
 int game_store_open(game_store *st, const char *target, const rpc_tls_config *tls,
                     metrics_registry *reg)

@@ -15,6 +15,9 @@ enum {
     GAME_STORE_COMMIT_MOVE,
     GAME_STORE_APPEND_CHAT,
     GAME_STORE_LIST_CHAT,
+    GAME_STORE_START_CLOCK,
+    GAME_STORE_TIMEOUT_GAME,
+    GAME_STORE_CLAIM_DEADLINES, /* the poller's: a blocking call (game_store_path) */
     GAME_STORE_APPEND_EVENTS,
     GAME_STORE_NMETHODS
 };
@@ -38,5 +41,9 @@ void game_store_close(game_store *st);
  * RPC_OK or an error (the callback is then not called). */
 int game_store_call(game_store *st, int method, const ProtobufCMessage *req, rpc_arena *arena,
                     rpc_unary_cb cb, void *arg);
+
+/* The full path of a method, counting one call of it (for callers that
+ * make the call themselves, e.g. blocking). */
+const char *game_store_path(game_store *st, int method);
 
 #endif

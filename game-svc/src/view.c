@@ -119,3 +119,41 @@ Scrabble__V1__GameState *game_view_state(rpc_arena *a, const game_entry *e, int 
     st->rated = e->rated;
     return st;
 }
+
+Scrabble__V1__GameClock *game_view_clock_record(rpc_arena *a, const game_clock *c, int nseats)
+{
+    Scrabble__V1__GameClock *m =
+        RPC_ARENA_MSG(a, Scrabble__V1__GameClock, scrabble__v1__game_clock__init);
+    if (!m || !(m->remaining_ms = rpc_arena_alloc(a, GAME_MAX_SEATS * sizeof(int64_t))))
+        return NULL;
+    for (int s = 0; s < nseats && s < GAME_MAX_SEATS; s++)
+        m->remaining_ms[s] = c->remaining_ms[s];
+    m->n_remaining_ms = c->tc.kind == GAME_TC_REALTIME ? (size_t)nseats : 0;
+    m->turn_started_ms = c->turn_started_ms;
+    m->deadline_ms = c->deadline_ms;
+    m->deadline_reason = (Scrabble__V1__EndReason)c->deadline_reason;
+    m->warning_ms = c->warning_ms;
+    return m;
+}
+
+void game_view_time(rpc_arena *a, Scrabble__V1__GameState *st, const game_entry *e, int64_t now)
+{
+    const game_clock *c = &e->clock;
+    Scrabble__V1__TimeControl *tc =
+        RPC_ARENA_MSG(a, Scrabble__V1__TimeControl, scrabble__v1__time_control__init);
+    if (tc) {
+        tc->kind = (Scrabble__V1__TimeControlKind)(c->tc.kind ? c->tc.kind : GAME_TC_UNTIMED);
+        tc->days_per_move = c->tc.days_per_move;
+        tc->initial_seconds = c->tc.initial_s;
+        tc->increment_seconds = c->tc.increment_s;
+        tc->max_overtime_minutes = c->tc.max_overtime_min;
+        st->time_control = tc;
+    }
+    bool active = e->g.status == GAME_STATUS_ACTIVE;
+    int64_t *ms = rpc_arena_alloc(a, GAME_MAX_SEATS * sizeof *ms);
+    if (ms) {
+        st->clock_ms = ms;
+        st->n_clock_ms = (size_t)game_clock_view(c, e->g.nseats, e->g.to_move, active, now, ms);
+    }
+    st->deadline_ms = active ? c->deadline_ms : 0;
+}

@@ -199,6 +199,7 @@ static void gw_edge__dispatch(gw_ctx *gw, rpc_call *call, const gw_method *m)
     X(GetStats, true, GW_RATE_READ, gw_acc_get_stats, NULL, GW_MAX_SMALL)                          \
     X(Invite, true, GW_RATE_WRITE, gw_inv_invite, NULL, GW_MAX_SMALL)                              \
     X(RespondInvitation, true, GW_RATE_WRITE, gw_inv_respond, NULL, GW_MAX_SMALL)                  \
+    X(CancelInvitation, true, GW_RATE_WRITE, gw_inv_cancel, NULL, GW_MAX_SMALL)                    \
     X(ListInvitations, true, GW_RATE_READ, gw_inv_list, NULL, GW_MAX_SMALL)                        \
     X(ListGames, true, GW_RATE_LIST, gw_acc_list_games, NULL, GW_MAX_SMALL)                        \
     X(GetState, true, GW_RATE_READ, gw_forward_game, GW_GAME(GetState), GW_MAX_SMALL)              \

@@ -143,6 +143,7 @@ bool gw_out_of_memory(gw_req *r, const void *p);
  * acceptance), ListInvitations. */
 void gw_inv_invite(gw_req *r);
 void gw_inv_respond(gw_req *r);
+void gw_inv_cancel(gw_req *r);
 void gw_inv_list(gw_req *r);
 
 /* subscribe.c: the Subscribe action. */

@@ -36,28 +36,26 @@ static void gw_inv__invite_logged(void *arg, const rpc_status *st, ProtobufCMess
     rpc_call_reply(r->call, &r->invited->base);
 }
 
-static void gw_inv__invited(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+/* Writes event `type` about inv to the log of every seat but the
+ * caller's (when inv is in status `when`), with the dedupe key
+ * "<key>:<invitation id>", then replies with inv (gw_inv__invite_logged).
+ * A retry appends again and the key keeps one event per seat. */
+static void gw_inv__reply_telling_invitees(gw_req *r, Scrabble__V1__Invitation *inv, int type,
+                                           int when, const char *key_prefix)
 {
-    gw_req *r = arg;
-    if (st->code != GRPC_STATUS_OK) {
-        gw_fail_downstream(r, st);
-        return;
-    }
     rpc_arena *a = rpc_call_arena(r->call);
-    Scrabble__V1__Invitation *inv = (Scrabble__V1__Invitation *)reply;
     Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
-    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION;
+    ev.type = (Scrabble__V1__EventType)type;
     ev.invitation = inv;
     ev.from_account_id = r->who.account_id;
     ev.from_handle = r->who.handle;
     ev.at_ms = gw_now_ms();
-    size_t n =
-        inv->status == SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN ? inv->n_seats : 0;
+    size_t n = (int)inv->status == when ? inv->n_seats : 0;
     Scrabble__V1__AppendEventsRequest *q = RPC_ARENA_MSG(a, Scrabble__V1__AppendEventsRequest,
                                                          scrabble__v1__append_events_request__init);
     size_t len = scrabble__v1__event__get_packed_size(&ev);
     uint8_t *body = rpc_arena_alloc(a, len ? len : 1);
-    char *key = rpc_arena_printf(a, "invited:%lld", (long long)inv->invitation_id);
+    char *key = rpc_arena_printf(a, "%s:%lld", key_prefix, (long long)inv->invitation_id);
     if (gw_out_of_memory(r, q) || gw_out_of_memory(r, body) || gw_out_of_memory(r, key))
         return;
     q->events = rpc_arena_calloc(a, n ? n : 1, sizeof *q->events);
@@ -79,12 +77,24 @@ static void gw_inv__invited(void *arg, const rpc_status *st, ProtobufCMessage *r
         q->events[q->n_events++] = rec;
     }
     if (q->n_events == 0) {
-        rpc_call_reply(r->call, reply);
+        rpc_call_reply(r->call, &inv->base);
         return;
     }
     r->invited = inv;
     gw_store_call(r, GW_STORE(AppendEvents), &q->base,
                   &scrabble__v1__append_events_reply__descriptor, gw_inv__invite_logged);
+}
+
+static void gw_inv__invited(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    gw_inv__reply_telling_invitees(
+        r, (Scrabble__V1__Invitation *)reply, SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION,
+        SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_OPEN, "invited");
 }
 
 static void gw_inv__create_invitation(gw_req *r)
@@ -100,6 +110,7 @@ static void gw_inv__create_invitation(gw_req *r)
     q->invitee_handles = in->invitee_handles;
     q->lexicon = in->lexicon;
     q->request_id = in->request_id;
+    q->time_control = in->time_control; /* store-svc checks its ranges */
     q->rated = in->rated;
     gw_store_call(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_inv__invited);
@@ -268,6 +279,43 @@ void gw_inv_respond(gw_req *r)
     q->accept = in->accept;
     gw_store_call(r, GW_STORE(RespondInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_inv__responded);
+}
+
+/* Cancelled (or already cancelled: a retry): every invitee gets
+ * INVITATION_CANCELLED in its log before the reply; a retry appends again
+ * (the first attempt may have died before appending) and the dedupe key
+ * "cancelled:<id>" keeps one per invitee. */
+static void gw_inv__cancelled(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    gw_req *r = arg;
+    if (st->code != GRPC_STATUS_OK) {
+        gw_fail_downstream(r, st);
+        return;
+    }
+    gw_inv__reply_telling_invitees(r, (Scrabble__V1__Invitation *)reply,
+                                   SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_INVITATION_CANCELLED,
+                                   SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_CANCELLED,
+                                   "cancelled");
+}
+
+void gw_inv_cancel(gw_req *r)
+{
+    const Scrabble__V1__CancelInvitationRequest *in =
+        (const Scrabble__V1__CancelInvitationRequest *)r->msg;
+    if (in->invitation_id <= 0) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                      "invitation_id must be positive");
+        return;
+    }
+    Scrabble__V1__StoreCancelInvitationRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__StoreCancelInvitationRequest,
+                      scrabble__v1__store_cancel_invitation_request__init);
+    if (gw_out_of_memory(r, q))
+        return;
+    q->account_id = r->who.account_id;
+    q->invitation_id = in->invitation_id;
+    gw_store_call(r, GW_STORE(CancelInvitation), &q->base, &scrabble__v1__invitation__descriptor,
+                  gw_inv__cancelled);
 }
 
 void gw_inv_list(gw_req *r)

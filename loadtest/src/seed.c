@@ -242,8 +242,8 @@ int lt_seed_reset_games(PGconn *pg, char *err, size_t errlen)
                    0, NULL, NULL, err, errlen) != 0)
         return -1;
     return lt_pg_exec(pg,
-                      "TRUNCATE game_moves, game_players, chat_messages, games, invitation_seats, "
-                      "invitations, account_stats, rating_history, ratings",
+                      "TRUNCATE game_moves, game_players, chat_messages, game_deadlines, games, "
+                      "invitation_seats, invitations, account_stats, rating_history, ratings",
                       0, NULL, NULL, err, errlen);
 }
 

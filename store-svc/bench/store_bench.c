@@ -8,6 +8,9 @@
  *   store-bench --target 127.0.0.1:7200 --metrics-port 9200 \
  *       --pg "host=... dbname=scrabble user=scrabble" --pg-pid PID \
  *       [--svc-pid PID] [--rate 1000] [--seconds 10] [--games 2000] [--label x]
+ *       [--clock 1]   (each move carries a GameClock, as game-svc sends them:
+ *                     1 a timed game's, 2 the same without deadlines, 3 an
+ *                     untimed game's, whose deadline stays on the hour)
  *
  * Each caller is one game: it has at most one CommitMove in flight (seqs
  * of a game are sequential, as game-svc sends them). A tick that finds no
@@ -53,6 +56,7 @@ typedef struct bench {
     bench_game *idle; /* LIFO of games with nothing in flight */
     int inflight;
     bool measuring;
+    int clock; /* --clock 1: moves carry a GameClock; 2: without deadlines; 3: untimed */
     /* measured window */
     int64_t *lat_us;
     size_t nlat, cap;
@@ -155,6 +159,29 @@ static void send_move(bench *b, bench_game *g, rpc_arena *a)
     r.to_move = (int)(seq % 2);
     r.scores = scores;
     r.n_scores = 2;
+    /* --clock 1: the move carries its clock, as game-svc's do since time
+     * controls (the game row's clock columns and its deadline rows are
+     * written in the same transaction). */
+    int64_t remaining[2] = {600000 - (int64_t)seq, 600000};
+    Scrabble__V1__GameClock ck = SCRABBLE__V1__GAME_CLOCK__INIT;
+    if (b->clock) {
+        int64_t now_ms = (int64_t)(now_ns() / 1000000);
+        ck.remaining_ms = remaining;
+        ck.n_remaining_ms = 2;
+        ck.turn_started_ms = now_ms;
+        if (b->clock == 3) { /* an untimed game's: its abandonment deadline on the hour */
+            ck.n_remaining_ms = 0;
+            ck.deadline_ms = (now_ms + 30 * 86400000LL + 3599999) / 3600000 * 3600000;
+            ck.deadline_reason = SCRABBLE__V1__END_REASON__END_REASON_ABANDONED;
+            ck.warning_ms = ck.deadline_ms - 86400000LL;
+        }
+        if (b->clock == 1) { /* 2: the clock without deadlines (their cost apart) */
+            ck.deadline_ms = now_ms + 86400000LL;
+            ck.deadline_reason = SCRABBLE__V1__END_REASON__END_REASON_TIMEOUT;
+            ck.warning_ms = now_ms + 43200000LL;
+        }
+        r.clock = &ck;
+    }
     rpc_client_opts o = {.timeout_ms = 5000};
     g->sent_ns = now_ns();
     if (rpc_client_unary(b->ch, "/scrabble.v1.Store/CommitMove", &r.base,
@@ -324,6 +351,8 @@ int main(int argc, char **argv)
             b.ngames = atoi(v);
         else if (!strcmp(k, "--label"))
             b.label = v;
+        else if (!strcmp(k, "--clock"))
+            b.clock = atoi(v);
         else {
             fprintf(stderr, "unknown option %s\n", k);
             return 2;
@@ -332,7 +361,8 @@ int main(int argc, char **argv)
     if (!b.target || !b.pg || !b.metrics_port || !b.pg_pid || b.rate <= 0) {
         fprintf(stderr,
                 "usage: store-bench --target H:P --metrics-port P --pg CONNINFO "
-                "--pg-pid PID [--svc-pid PID] [--rate N] [--seconds N] [--games N] [--label L]\n");
+                "--pg-pid PID [--svc-pid PID] [--rate N] [--seconds N] [--games N] [--label L] "
+                "[--clock 0|1|2|3]\n");
         return 2;
     }
     g_bench = &b;

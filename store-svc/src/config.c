@@ -37,6 +37,10 @@ static const cfg_option store__options[] = {
      * later does not invalidate old ones. */
     CFG_INT_OPT(store_config, kdf_iterations, "kdf-iterations", 10000, 10000000, "100000",
                 "PBKDF2-HMAC-SHA256 rounds for new password hashes"),
+    CFG_DURUS_OPT(store_config, invitation_ttl_us, "invitation-ttl", 1000000,
+                  3650LL * 86400 * 1000000, "168h",
+                  "an invitation still waiting for answers expires this long after Invite "
+                  "(its seats get INVITATION_EXPIRED; e.g. 168h, 7d, 90s)"),
     CFG_STR_OPT(store_config, redis, "redis", "127.0.0.1:56379",
                 "Redis the event relay publishes committed events to, as ACL user publisher "
                 "(empty: no relay; events stay readable by Subscribe's replay)"),

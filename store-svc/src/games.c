@@ -34,8 +34,7 @@ static ProtobufCMessage *store__game_conv(rpc_arena *a, const struct cJSON *j)
     return store_json_game(a, j, NULL);
 }
 
-/* Write functions that return (code, game json). */
-static store_next store__game_write_done(store_op *op, PGresult *res)
+store_next store_game_write_done(store_op *op, PGresult *res)
 {
     if (PQntuples(res) != 1) {
         rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "no result row");
@@ -59,16 +58,19 @@ store_next store_create_game_begin(store_op *op)
     op->stmt = "create_game";
     store_op_param_i64(op, 0, req->invitation_id);
     store_op_param_i64(op, 1, (int64_t)req->seed); /* the bits, in a bigint */
-    op->step = store__game_write_done;
+    op->step = store_game_write_done;
     return STORE_NEXT_WRITE;
 }
 
 /* ---- FinishGame and the finish part of CommitMove ---- */
 
-static const char *store__check_finish(const Scrabble__V1__GameFinish *f)
+const char *store_check_finish(const Scrabble__V1__GameFinish *f, bool on_time)
 {
-    if (f->end_reason < SCRABBLE__V1__END_REASON__END_REASON_OUT ||
-        f->end_reason > SCRABBLE__V1__END_REASON__END_REASON_RESIGN)
+    if (on_time && f->end_reason != SCRABBLE__V1__END_REASON__END_REASON_TIMEOUT &&
+        f->end_reason != SCRABBLE__V1__END_REASON__END_REASON_ABANDONED)
+        return "finish.end_reason must be TIMEOUT or ABANDONED";
+    if (!on_time && (f->end_reason < SCRABBLE__V1__END_REASON__END_REASON_OUT ||
+                     f->end_reason > SCRABBLE__V1__END_REASON__END_REASON_RESIGN))
         return "finish.end_reason must be OUT, SCORELESS or RESIGN";
     if (f->n_final_scores > STORE__MAX_SEATS || f->n_winners > STORE__MAX_SEATS)
         return "finish has more than 4 scores or winners";
@@ -86,7 +88,7 @@ store_next store_finish_game_begin(store_op *op)
         return store__not_found(op, "game");
     if (!req->finish)
         return store__bad(op, "bad_finish", "finish is required");
-    if ((why = store__check_finish(req->finish)))
+    if ((why = store_check_finish(req->finish, false)))
         return store__bad(op, "bad_finish", why);
     if ((why = store_events_check(req->events, req->n_events)))
         return store__bad(op, "bad_events", why);
@@ -97,7 +99,7 @@ store_next store_finish_game_begin(store_op *op)
     store_op_param_int_array(op, 3, req->finish->winners, req->finish->n_winners);
     store_op_param_events(op, 4, req->events, req->n_events);
     op->writes_events = req->n_events > 0;
-    op->step = store__game_write_done;
+    op->step = store_game_write_done;
     return STORE_NEXT_WRITE;
 }
 
@@ -175,7 +177,7 @@ store_next store_commit_move_begin(store_op *op)
     for (size_t i = 0; i < req->move->n_words; i++)
         if ((why = store_check_text(req->move->words[i], 1, 15)))
             return store_op_bad(op, why, "move.words");
-    if (req->finish && (why = store__check_finish(req->finish)))
+    if (req->finish && (why = store_check_finish(req->finish, false)))
         return store__bad(op, "bad_finish", why);
     if ((why = store_events_check(req->events, req->n_events)))
         return store__bad(op, "bad_events", why);
@@ -211,6 +213,13 @@ store_next store_commit_move_begin(store_op *op)
     store_op_param_int_array(op, 13, f ? f->winners : none, f ? f->n_winners : 0);
     store_op_param_events(op, 14, req->events, req->n_events);
     op->writes_events = req->n_events > 0;
+    if (req->clock) {
+        if ((why = store_check_clock(req->clock)))
+            return store__bad(op, "bad_clock", why);
+        /* The clock after the events ($17..$21; migration 0007). */
+        op->stmt = "commit_move_clock";
+        store_op_param_clock(op, 16, req->clock);
+    }
     op->step = store__commit_done;
     return STORE_NEXT_WRITE;
 }

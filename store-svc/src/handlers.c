@@ -108,6 +108,10 @@ STORE__HANDLER(store__h_commit_move, "CommitMove", store_commit_move_begin)
 STORE__HANDLER(store__h_finish_game, "FinishGame", store_finish_game_begin)
 STORE__HANDLER(store__h_append_chat, "AppendChat", store_append_chat_begin)
 STORE__HANDLER(store__h_list_chat, "ListChat", store_list_chat_begin)
+STORE__HANDLER(store__h_cancel_invitation, "CancelInvitation", store_cancel_invitation_begin)
+STORE__HANDLER(store__h_start_clock, "StartClock", store_start_clock_begin)
+STORE__HANDLER(store__h_timeout_game, "TimeoutGame", store_timeout_game_begin)
+STORE__HANDLER(store__h_claim_deadlines, "ClaimDeadlines", store_claim_deadlines_begin)
 STORE__HANDLER(store__h_append_events, "AppendEvents", store_append_events_begin)
 STORE__HANDLER(store__h_read_events, "ReadEvents", store_read_events_begin)
 STORE__HANDLER(store__h_get_leaderboard, "GetLeaderboard", store_get_leaderboard_begin)
@@ -137,6 +141,10 @@ static const rpc_method_impl store__methods[] = {
     {"FinishGame", store__h_finish_game, 32768},
     {"AppendChat", store__h_append_chat, 32768},
     {"ListChat", store__h_list_chat, STORE__SMALL},
+    {"CancelInvitation", store__h_cancel_invitation, STORE__SMALL},
+    {"StartClock", store__h_start_clock, STORE__SMALL},
+    {"TimeoutGame", store__h_timeout_game, STORE__SMALL},
+    {"ClaimDeadlines", store__h_claim_deadlines, STORE__SMALL},
     {"AppendEvents", store__h_append_events, 32768},
     {"ReadEvents", store__h_read_events, STORE__SMALL},
     {"GetLeaderboard", store__h_get_leaderboard, STORE__SMALL},
@@ -146,9 +154,9 @@ static const rpc_method_impl store__methods[] = {
 /* Who may call what, read from the callers' code: the gateway resolves
  * sessions, runs accounts, profiles, invitations and game lists
  * (gateway/src/auth.c, accounts.c); game-svc creates, loads and commits
- * games and keeps their chat (game-svc/src/store_client.c). GetInvitation
- * and FinishGame have no caller among our services: they are an operator's
- * (the admin identity). */
+ * games, keeps their clocks and deadlines (deadlines.c) and their chat
+ * (game-svc/src/store_client.c). GetInvitation and FinishGame have no caller among our services:
+ * they are an operator's (the admin identity). */
 static const rpc_allow_rule store__allow[] = {
     {"ResolveSession", "gateway"},
     {"Register", "gateway"},
@@ -166,6 +174,10 @@ static const rpc_allow_rule store__allow[] = {
     {"CommitMove", "game-svc"},
     {"AppendChat", "game-svc"},
     {"ListChat", "game-svc"},
+    {"CancelInvitation", "gateway"},
+    {"StartClock", "game-svc"},
+    {"TimeoutGame", "game-svc"},
+    {"ClaimDeadlines", "game-svc"},
     /* Nudges and game starts (game-svc), invitations (the gateway). */
     {"AppendEvents", "game-svc gateway"},
     {"ReadEvents", "gateway"},

@@ -9,6 +9,7 @@
 
 #include "scrabble/v1/store.pb-c.h"
 #include "store.h"
+#include "time_control.h"
 
 #define STORE__DEFAULT_LEXICON "wamerican"
 
@@ -62,13 +63,27 @@ store_next store_create_invitation_begin(store_op *op)
         return store_op_bad(op, why, "lexicon");
     if ((why = store_check_request_id(req->request_id)))
         return store_op_bad(op, why, "request_id");
-    op->stmt = "create_invitation";
+    char tcmsg[128];
+    if (store_time_control_check(req->time_control, tcmsg, sizeof tcmsg)) {
+        rpc_status_set(&op->st, GRPC_STATUS_INVALID_ARGUMENT, "bad_time_control", "%s", tcmsg);
+        return STORE_NEXT_DONE;
+    }
+    const Scrabble__V1__TimeControl *tc = req->time_control;
+    int kind = store_time_control_kind(tc);
+    op->stmt = "create_invitation_tc";
     store_op_param_i64(op, 0, req->inviter_id);
     store_op_param_text_array(op, 1, req->invitee_handles, req->n_invitee_handles);
     store_op_param_text_array(op, 2, folded, req->n_invitee_handles);
     store_op_param_text(op, 3, lexicon);
     store_op_param_text(op, 4, req->request_id);
-    store_op_param_bool(op, 5, req->rated);
+    store_op_param_i64(op, 5, kind);
+    store_op_param_i64(op, 6, tc ? tc->days_per_move : 0);
+    store_op_param_i64(op, 7, tc ? tc->initial_seconds : 0);
+    store_op_param_i64(op, 8, tc ? tc->increment_seconds : 0);
+    store_op_param_i64(op, 9, tc ? tc->max_overtime_minutes : 0);
+    store_op_param_text(op, 10, store_time_family(kind));
+    store_op_param_i64(op, 11, op->srv->cfg.invitation_ttl_us / 1000);
+    store_op_param_bool(op, 12, req->rated);
     op->step = store__invitation_done;
     return STORE_NEXT_WRITE;
 }
@@ -84,6 +99,20 @@ store_next store_respond_invitation_begin(store_op *op)
     store_op_param_i64(op, 0, req->account_id);
     store_op_param_i64(op, 1, req->invitation_id);
     store_op_param_bool(op, 2, req->accept);
+    op->step = store__invitation_done;
+    return STORE_NEXT_WRITE;
+}
+
+store_next store_cancel_invitation_begin(store_op *op)
+{
+    const Scrabble__V1__StoreCancelInvitationRequest *req = op->req;
+    if (req->invitation_id <= 0 || req->account_id <= 0) {
+        rpc_status_set(&op->st, GRPC_STATUS_NOT_FOUND, "not_found", "invitation not found");
+        return STORE_NEXT_DONE;
+    }
+    op->stmt = "cancel_invitation";
+    store_op_param_i64(op, 0, req->account_id);
+    store_op_param_i64(op, 1, req->invitation_id);
     op->step = store__invitation_done;
     return STORE_NEXT_WRITE;
 }

@@ -57,6 +57,45 @@ ProtobufCMessage *store_json_profile(rpc_arena *a, const cJSON *j)
     return &p->base;
 }
 
+/* The TimeControl object of store_time_control_json(); an absent one
+ * (a row from before time controls) is UNTIMED. */
+static Scrabble__V1__TimeControl *store__json_tc(rpc_arena *a, const cJSON *o)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, "time_control");
+    Scrabble__V1__TimeControl *tc =
+        RPC_ARENA_MSG(a, Scrabble__V1__TimeControl, scrabble__v1__time_control__init);
+    if (!tc)
+        return NULL;
+    tc->kind = SCRABBLE__V1__TIME_CONTROL_KIND__TIME_CONTROL_KIND_UNTIMED;
+    if (!cJSON_IsObject(j))
+        return tc;
+    tc->kind = (Scrabble__V1__TimeControlKind)store__ji(j, "kind");
+    tc->days_per_move = (int32_t)store__ji(j, "days_per_move");
+    tc->initial_seconds = (int32_t)store__ji(j, "initial_seconds");
+    tc->increment_seconds = (int32_t)store__ji(j, "increment_seconds");
+    tc->max_overtime_minutes = (int32_t)store__ji(j, "max_overtime_minutes");
+    return tc;
+}
+
+ProtobufCMessage *store_json_clock(rpc_arena *a, const cJSON *j)
+{
+    if (!cJSON_IsObject(j))
+        return NULL;
+    Scrabble__V1__GameClock *c =
+        RPC_ARENA_MSG(a, Scrabble__V1__GameClock, scrabble__v1__game_clock__init);
+    if (!c)
+        return NULL;
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "remaining_ms"), *x;
+    int n = cJSON_IsArray(r) ? cJSON_GetArraySize(r) : 0;
+    c->remaining_ms = rpc_arena_calloc(a, n ? (size_t)n : 1, sizeof(int64_t));
+    cJSON_ArrayForEach(x, r) c->remaining_ms[c->n_remaining_ms++] = (int64_t)x->valuedouble;
+    c->turn_started_ms = store__ji(j, "turn_started_ms");
+    c->deadline_ms = store__ji(j, "deadline_ms");
+    c->deadline_reason = (Scrabble__V1__EndReason)store__ji(j, "deadline_reason");
+    c->warning_ms = store__ji(j, "warning_ms");
+    return &c->base;
+}
+
 ProtobufCMessage *store_json_invitation(rpc_arena *a, const cJSON *j)
 {
     if (!cJSON_IsObject(j))
@@ -72,6 +111,8 @@ ProtobufCMessage *store_json_invitation(rpc_arena *a, const cJSON *j)
     inv->game_id = store__ji(j, "game_id");
     inv->lexicon = store__js(a, j, "lexicon");
     inv->created_at_ms = store__ji(j, "created_at_ms");
+    inv->time_control = store__json_tc(a, j);
+    inv->expires_at_ms = store__ji(j, "expires_at_ms");
     inv->rated = store__jb(j, "rated");
     const cJSON *seats = cJSON_GetObjectItemCaseSensitive(j, "seats");
     int n = cJSON_IsArray(seats) ? cJSON_GetArraySize(seats) : 0;
@@ -111,6 +152,10 @@ ProtobufCMessage *store_json_game(rpc_arena *a, const cJSON *j, int64_t *updated
     g->rated = store__jb(j, "rated");
     if (updated_us)
         *updated_us = store__ji(j, "updated_at_us");
+    g->time_control = store__json_tc(a, j);
+    g->time_family = store__js(a, j, "time_family");
+    g->clock = (Scrabble__V1__GameClock *)store_json_clock(
+        a, cJSON_GetObjectItemCaseSensitive(j, "clock"));
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "winners");
     int nw = cJSON_IsArray(w) ? cJSON_GetArraySize(w) : 0;
     g->winners = rpc_arena_calloc(a, nw ? (size_t)nw : 1, sizeof(int32_t));

@@ -70,6 +70,18 @@ void store_op_param_int_array(store_op *op, int i, const int32_t *v, size_t n)
     store__param(op, i, buf, 0, 0);
 }
 
+void store_op_param_i64_array(store_op *op, int i, const int64_t *v, size_t n)
+{
+    char *buf = rpc_arena_alloc(op->arena, 2 + n * 21 + 1);
+    size_t off = 0;
+    buf[off++] = '{';
+    for (size_t k = 0; k < n; k++)
+        off += (size_t)sprintf(buf + off, "%s%lld", k ? "," : "", (long long)v[k]);
+    buf[off++] = '}';
+    buf[off] = '\0';
+    store__param(op, i, buf, 0, 0);
+}
+
 void store_op_param_text_array(store_op *op, int i, char *const *v, size_t n)
 {
     /* Each element is double-quoted with " and \ escaped: the array literal
@@ -109,6 +121,7 @@ static const struct {
     {"invitation_closed", GRPC_STATUS_FAILED_PRECONDITION, "the invitation is closed"},
     {"invitation_pending", GRPC_STATUS_FAILED_PRECONDITION, "not every invitee has accepted"},
     {"not_invited", GRPC_STATUS_PERMISSION_DENIED, "not an invitee of this invitation"},
+    {"not_inviter", GRPC_STATUS_PERMISSION_DENIED, "only the inviter may cancel an invitation"},
     {"not_a_player", GRPC_STATUS_PERMISSION_DENIED, "not a player of this game"},
     {"duplicate_invitee", GRPC_STATUS_INVALID_ARGUMENT, "an account is invited twice"},
     {"bad_seat", GRPC_STATUS_INVALID_ARGUMENT, "move.seat and move.account_id do not match a seat"},

@@ -15,10 +15,15 @@ const store_stmt store_statements[] = {
     {"update_profile", "SELECT o_code, o_profile FROM store_update_profile($1, $2, $3)", 3},
     /* $6: rated (0006_ratings.sql). Invitation and game JSON go through
      * ratings_json_rated, which adds `rated`. */
-    {"create_invitation",
+    /* With the time control ($6..$10: kind, days, initial s, increment s,
+     * overtime min), its rating family, the expiry TTL in ms and rated. */
+    {"create_invitation_tc",
      "SELECT o_code, o_detail, ratings_json_rated(o_invitation) "
-     "FROM ratings_create_invitation($1, $2::text[], $3::text[], $4, $5, $6)",
-     6},
+     "FROM ratings_create_invitation_tc($1, $2::text[], $3::text[], $4, $5, $6::smallint, $7, "
+     "$8, $9, $10, $11, $12, $13)",
+     13},
+    {"cancel_invitation",
+     "SELECT o_code, ratings_json_rated(o_invitation) FROM store_cancel_invitation($1, $2)", 2},
     {"respond_invitation",
      "SELECT o_code, ratings_json_rated(o_invitation) "
      "FROM store_respond_invitation($1, $2, $3)",
@@ -30,6 +35,25 @@ const store_stmt store_statements[] = {
      "SELECT o_code, o_at_ms, o_move FROM store_commit_move_ev($1, $2, $3, $4, $5, $6, $7, $8, "
      "$9, $10::int[], $11, $12, $13::int[], $14::int[], $15::bigint[], $16::text[])",
      16},
+    /* commit_move plus the clock after the move ($17..$21, as
+     * store_op_param_clock sets them; 0007_time_events.sql). */
+    {"commit_move_clock",
+     "SELECT o_code, o_at_ms, o_move FROM store_commit_move_clock_ev($1, $2, $3, $4, $5, $6, $7, "
+     "$8, $9, $10::int[], $11, $12, $13::int[], $14::int[], $15::bigint[], $16::text[], "
+     "$17::bigint[], $18, $19, $20::smallint, $21)",
+     21},
+    {"start_clock",
+     "SELECT o_code, o_clock FROM store_start_clock($1, $2::bigint[], $3, $4, $5::smallint, $6)",
+     6},
+    /* $7/$8: the GAME_OVER events, written with the timeout. */
+    {"timeout_game",
+     "SELECT o_code, ratings_json_rated(o_game) FROM store_timeout_game_ev($1, $2, $3::smallint, "
+     "$4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[])",
+     8},
+    {"claim_deadlines",
+     "SELECT o_kind, o_game_id, o_seq, o_due_ms, o_end_reason, o_account_id, o_deadline_ms, "
+     "ratings_json_rated(o_invitation) FROM store_claim_deadlines($1, $2, $3)",
+     3},
     {"finish_game",
      "SELECT o_code, o_game FROM store_finish_game_ev($1, $2, $3::int[], $4::int[], "
      "$5::bigint[], $6::text[])",

@@ -33,26 +33,27 @@ enum {
     STORE_ECONN = -2, /* the connection is broken or timed out */
 };
 
-#define STORE_MAX_PARAMS 16
+#define STORE_MAX_PARAMS 24
 
 /* ------------------------------------------------------------------ */
 /* Configuration (config.c)                                            */
 
 typedef struct store_config {
     rpc_server_config rpc;
-    char log_level[16];      /* debug|info|warn|error|off */
-    char pg[512];            /* libpq conninfo */
-    char pg_migrate[512];    /* the schema owner's conninfo; "" = pg */
-    int64_t batch_window_us; /* how long a batch stays open, from its oldest op's arrival */
-    int batch_max;           /* ops per transaction; 1 turns batching off */
-    int read_pool;           /* reader threads, one connection each */
-    int64_t session_ttl_us;  /* new sessions live this long */
-    int kdf_iterations;      /* PBKDF2 rounds for new password hashes */
-    char redis[128];         /* the event relay's Redis ("": relay off) */
-    char redis_secrets[512]; /* its ACL password directory ("": no AUTH) */
-    int events_max_age_ms;   /* the event log keeps this long ... */
-    int events_keep;         /* ... and at most this many per account */
-    int events_prune_ms;     /* how often the prune runs */
+    char log_level[16];        /* debug|info|warn|error|off */
+    char pg[512];              /* libpq conninfo */
+    char pg_migrate[512];      /* the schema owner's conninfo; "" = pg */
+    int64_t batch_window_us;   /* how long a batch stays open, from its oldest op's arrival */
+    int batch_max;             /* ops per transaction; 1 turns batching off */
+    int read_pool;             /* reader threads, one connection each */
+    int64_t session_ttl_us;    /* new sessions live this long */
+    int kdf_iterations;        /* PBKDF2 rounds for new password hashes */
+    char redis[128];           /* the event relay's Redis ("": relay off) */
+    char redis_secrets[512];   /* its ACL password directory ("": no AUTH) */
+    int events_max_age_ms;     /* the event log keeps this long ... */
+    int events_keep;           /* ... and at most this many per account */
+    int events_prune_ms;       /* how often the prune runs */
+    int64_t invitation_ttl_us; /* an unanswered invitation expires this long after Invite */
 } store_config;
 
 /* Fills cfg from defaults, SCRABBLE_STORE_* and argv[first..]. Returns
@@ -125,6 +126,8 @@ void store_op_param_bool(store_op *op, int i, bool v);
 void store_op_param_bytes(store_op *op, int i, const void *p, size_t n);
 /* A Postgres array literal of ints ("{1,2,3}"). */
 void store_op_param_int_array(store_op *op, int i, const int32_t *v, size_t n);
+/* A Postgres array literal of bigints. */
+void store_op_param_i64_array(store_op *op, int i, const int64_t *v, size_t n);
 /* A Postgres array literal of text, each element quoted and escaped. */
 void store_op_param_text_array(store_op *op, int i, char *const *v, size_t n);
 
@@ -361,6 +364,8 @@ int store_page_token_decode(const char *tok, int64_t *updated_us, int64_t *game_
 struct cJSON;
 ProtobufCMessage *store_json_profile(rpc_arena *a, const struct cJSON *j);
 ProtobufCMessage *store_json_invitation(rpc_arena *a, const struct cJSON *j);
+/* A GameClock from its JSON object (store__clock_json). */
+ProtobufCMessage *store_json_clock(rpc_arena *a, const struct cJSON *j);
 /* A GameRecord without moves; *updated_us (may be NULL) gets the keyset
  * time. */
 ProtobufCMessage *store_json_game(rpc_arena *a, const struct cJSON *j, int64_t *updated_us);
@@ -402,6 +407,27 @@ store_next store_list_games_begin(store_op *op);
 store_next store_commit_move_begin(store_op *op);
 store_next store_finish_game_begin(store_op *op);
 store_next store_append_chat_begin(store_op *op);
+store_next store_cancel_invitation_begin(store_op *op); /* StoreCancelInvitationRequest */
+/* Time controls (deadlines.c). */
+store_next store_start_clock_begin(store_op *op);     /* StartClockRequest */
+store_next store_timeout_game_begin(store_op *op);    /* TimeoutGameRequest */
+store_next store_claim_deadlines_begin(store_op *op); /* ClaimDeadlinesRequest */
+/* Sets the clock parameters first..first+4 of a clock-writing statement
+ * (remaining, turn start, deadline, its reason, warning); c may be NULL
+ * (no clock: zeros). */
+struct Scrabble__V1__GameClock;
+void store_op_param_clock(store_op *op, int first, const struct Scrabble__V1__GameClock *c);
+/* The step of write functions that return (code, game json): a
+ * GameRecord reply (games.c). */
+store_next store_game_write_done(store_op *op, PGresult *res);
+/* Checks a GameFinish: NULL or the message for INVALID_ARGUMENT
+ * bad_finish. on_time: a TimeoutGame's (TIMEOUT or ABANDONED), else a
+ * move's or FinishGame's (OUT, SCORELESS or RESIGN). */
+struct Scrabble__V1__GameFinish;
+const char *store_check_finish(const struct Scrabble__V1__GameFinish *f, bool on_time);
+/* Checks a clock's shape: NULL or the message for INVALID_ARGUMENT
+ * bad_clock. */
+const char *store_check_clock(const struct Scrabble__V1__GameClock *c);
 store_next store_list_chat_begin(store_op *op); /* ListChatRequest */
 store_next store_append_events_begin(store_op *op);
 store_next store_read_events_begin(store_op *op);
@@ -428,7 +454,6 @@ typedef struct store_relay store_relay;
  * error (logged). */
 store_relay *store_relay_start(store_server *srv, metrics_registry *r);
 void store_relay_stop(store_relay *rl);
-store_next store_list_chat_begin(store_op *op);       /* ListChatRequest */
 store_next store_get_leaderboard_begin(store_op *op); /* GetLeaderboardRequest (ratings.c) */
 /* Column `col` of row 0 (a ratings_json() or ratings_history_json() array)
  * into whichever of ratings / history is given. STORE_OK (also for a NULL

@@ -46,6 +46,7 @@ METHODS = {
     "GetStats": ("GetStatsRequest", "common:Stats"),
     "Invite": ("InviteRequest", "common:Invitation"),
     "RespondInvitation": ("RespondInvitationRequest", "common:Invitation"),
+    "CancelInvitation": ("CancelInvitationRequest", "common:Invitation"),
     "ListInvitations": ("ListInvitationsRequest", "ListInvitationsReply"),
     "ListGames": ("ListGamesRequest", "ListGamesReply"),
     "GetState": ("GameRef", "common:GameState"),

@@ -10,6 +10,8 @@
 # PG_SETTINGS: space-separated name=value Postgres settings applied with
 # ALTER SYSTEM and a reload once the cluster is up (e.g.
 # "wal_writer_delay=1ms wal_writer_flush_after=0").
+# BENCH_FLAGS: extra store-bench flags, e.g. "--clock 1" (moves carry their
+# clock, as game-svc sends them since time controls).
 set -euo pipefail
 export PG_FSYNC=${PG_FSYNC:-on}
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/stack.sh"
@@ -41,7 +43,7 @@ for cfg in $CONFIGS; do
     for rate in $RATES; do
         "$BENCH_BIN" --target "127.0.0.1:$port" --metrics-port "$mport" \
             --pg "$PG_CONNINFO" --pg-pid "$PG_PID" --svc-pid "$svc_pid" \
-            --rate "$rate" --seconds "$SECS" --games "$GAMES" --label "$name" || true
+            --rate "$rate" --seconds "$SECS" --games "$GAMES" --label "$name" ${BENCH_FLAGS:-} || true
     done
     stop_pid "$svc_pid" 10
 done

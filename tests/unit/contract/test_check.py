@@ -97,7 +97,8 @@ CASES = [
          "  rpc GetClock(GameRef) returns (Clock);\n"),
         ("edge", "  string after_event_id = 1;\n}",
          "  string after_event_id = 1;\n  int32 limit = 2;\n}\n\nmessage Clock {\n  int64 left_ms = 1;\n}"),
-        ("common", "  EVENT_TYPE_INVITATION = 7;\n", "  EVENT_TYPE_INVITATION = 7;\n  EVENT_TYPE_CLOCK = 8;\n"),
+        ("common", "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n",
+         "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n  EVENT_TYPE_CLOCK = 11;\n"),
         ("common", "  string event_id = 14;\n}", "  string event_id = 14;\n  optional int64 seen_ms = 30;\n"
          "  oneof detail {\n    string note = 31;\n  }\n  reserved 99;\n}"),
         ("edge", "  reserved \"legacy\";\n", "  reserved \"legacy\", \"older\";\n"),

@@ -54,9 +54,9 @@ static void gw_edge__extra(rpc_call *call)
     ("new_helper_reason", lambda r: append(r, "store-svc/src/games.c", """
 static store_next store__other(store_op *op)
 {
-    return store__bad(op, "bad_clock", "clock is negative");
+    return store__bad(op, "bad_gizmo", "gizmo is negative");
 }
-"""), 1, ['reason "bad_clock" is not in']),
+"""), 1, ['reason "bad_gizmo" is not in']),
     ("new_solver_token", lambda r: replace(r, "solver/src/validate.c", '[SOLVER_ERR_GAP] = "gap",',
                                            '[SOLVER_ERR_GAP] = "hole",'),
      1, ['reason "hole" is not in', 'reason "illegal_play:hole" is not in',
