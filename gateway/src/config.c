@@ -81,6 +81,12 @@ static const cfg_option gw_options[] = {
                "longest backoff; a handle without failures this long starts over"),
     GW_OPT_INT(throttle_entries, "throttle-entries", 1024, 10000000, "65536",
                "slots of each throttle table (addresses, handles; 56 bytes each)"),
+    /* Behind a balancer every peer is the balancer: only peers in these
+     * CIDRs may name the client with x-real-ip (proxy.h). */
+    GW_OPT_STR(trusted_proxies, "trusted-proxies", "",
+               "comma list of up to 16 IPv4/IPv6 CIDRs (a bare address is /32 or /128) whose "
+               "x-real-ip header names the client for the per-address throttles (empty: trust "
+               "nobody)"),
     GW_OPT_STR(log_level, "log-level", "info", "debug | info | warn | error | off"),
 };
 
@@ -104,6 +110,8 @@ int gw_config_load(gw_config *cfg, int argc, char **argv, char *err, size_t errl
                  GW_MAX_GAME_INSTANCES);
         return GW_CFG_ERROR;
     }
+    if (gw_proxy_parse(cfg->trusted_proxies, &cfg->proxies, err, errlen) != 0)
+        return GW_CFG_ERROR;
     return GW_CFG_OK;
 }
 
