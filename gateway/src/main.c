@@ -107,7 +107,7 @@ static void gw_metrics_init(gw_ctx *gw)
         gw->m.client_address[i] = metrics_counter(
             reg, "gateway_client_address_total", labels,
             "Login/Register client addresses by source: the peer, a trusted proxy's x-real-ip, "
-            "or the peer because a trusted proxy's x-real-ip was missing or malformed");
+            "or the peer because a trusted proxy's x-real-ip was malformed");
     }
     gw->m.login_failures = metrics_counter(reg, "gateway_login_failures_total", NULL,
                                            "Logins store-svc answered bad_credentials");
