@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include "list.h"
 #include "ratelimit.h"
 #include "rpc/cfg.h"
 
@@ -118,23 +119,15 @@ int gw_config_load(gw_config *cfg, int argc, char **argv, char *err, size_t errl
 int gw_config_game_targets(const gw_config *cfg, char names[][128], int max)
 {
     int n = 0;
-    const char *p = cfg->games;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        while (len > 0 && (*p == ' ' || *p == '\t')) {
-            p++;
-            len--;
-        }
-        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-            len--;
+    const char *cursor = cfg->games;
+    while (cursor) {
+        size_t len;
+        const char *p = gw_list_item(&cursor, &len);
         if (len == 0 || len >= 128 || n >= max)
             return -1;
         memcpy(names[n], p, len);
         names[n][len] = '\0';
         n++;
-        if (!end)
-            return n;
-        p = end + 1;
     }
+    return n;
 }

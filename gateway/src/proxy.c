@@ -4,6 +4,8 @@
  */
 #include "proxy.h"
 
+#include "list.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -99,33 +101,26 @@ int gw_proxy_parse(const char *spec, gw_proxy_list *out, char *err, size_t errle
         p++;
     if (*p == '\0')
         return 0;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        while (len > 0 && (*p == ' ' || *p == '\t')) {
-            p++;
-            len--;
-        }
-        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-            len--;
+    const char *cursor = p;
+    while (cursor) {
+        size_t len;
+        const char *item = gw_list_item(&cursor, &len);
         if (out->n >= GW_PROXY_MAX) {
             snprintf(err, errlen, "--trusted-proxies: more than %d entries", GW_PROXY_MAX);
             memset(out, 0, sizeof *out);
             return -1;
         }
-        if (!gw_proxy__entry(p, len, &out->e[out->n])) {
+        if (!gw_proxy__entry(item, len, &out->e[out->n])) {
             snprintf(err, errlen,
                      "--trusted-proxies: bad entry \"%.*s\" (want an IPv4 or IPv6 address or "
                      "CIDR such as 10.0.0.0/8 or fd00::/8)",
-                     (int)(len > 64 ? 64 : len), p);
+                     (int)(len > 64 ? 64 : len), item);
             memset(out, 0, sizeof *out);
             return -1;
         }
         out->n++;
-        if (!end)
-            return 0;
-        p = end + 1;
     }
+    return 0;
 }
 
 bool gw_proxy_trusted(const gw_proxy_list *l, const char *addr)
