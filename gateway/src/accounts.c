@@ -109,6 +109,35 @@ static size_t gw_acc__address_key(const char *addr, unsigned char key[16])
     return n;
 }
 
+/* The client address the per-address throttles key on: the peer, unless
+ * the peer is a trusted proxy (--trusted-proxies) that sent x-real-ip
+ * holding exactly one address literal. A trusted peer without the header,
+ * or with a malformed one, keys on itself (fail closed: its clients share
+ * a bucket rather than an unparsed string choosing one); an untrusted
+ * peer's header is ignored, so a client cannot pick its own bucket. */
+static const char *gw_acc__client_address(gw_req *r)
+{
+    const char *peer = rpc_call_peer_address(r->call);
+    if (!gw_proxy_trusted(&r->gw->cfg.proxies, peer)) {
+        metric_add(r->gw->m.client_address[GW_ADDR_PEER], 1);
+        return peer;
+    }
+    size_t len = 0;
+    const char *v = rpc_call_metadata(r->call, "x-real-ip", &len);
+    if (!v) {
+        /* a trusted host calling for itself (not through the balancer) */
+        metric_add(r->gw->m.client_address[GW_ADDR_PEER], 1);
+        return peer;
+    }
+    char *fwd = rpc_arena_alloc(rpc_call_arena(r->call), GW_PROXY_ADDR_MAX);
+    if (!fwd || !gw_proxy_forwarded_ok(v, len, fwd)) {
+        metric_add(r->gw->m.client_address[GW_ADDR_FORWARDED_INVALID], 1);
+        return peer;
+    }
+    metric_add(r->gw->m.client_address[GW_ADDR_FORWARDED], 1);
+    return fwd;
+}
+
 static bool gw_acc__address_ok(gw_req *r, int kind)
 {
     const gw_config *cfg = &r->gw->cfg;
@@ -119,7 +148,7 @@ static bool gw_acc__address_ok(gw_req *r, int kind)
     if (rule.per_min <= 0)
         return true;
     unsigned char key[16];
-    size_t klen = gw_acc__address_key(rpc_call_peer_address(r->call), key);
+    size_t klen = gw_acc__address_key(gw_acc__client_address(r), key);
     int64_t retry = 0;
     int rc = gw_throttle_check(r->gw->th_address, kind, (const char *)key, klen, &rule,
                                gw_acc__mono_ns(), &retry);

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include "list.h"
 #include "ratelimit.h"
 #include "rpc/cfg.h"
 
@@ -81,6 +82,12 @@ static const cfg_option gw_options[] = {
                "longest backoff; a handle without failures this long starts over"),
     GW_OPT_INT(throttle_entries, "throttle-entries", 1024, 10000000, "65536",
                "slots of each throttle table (addresses, handles; 56 bytes each)"),
+    /* Behind a balancer every peer is the balancer: only peers in these
+     * CIDRs may name the client with x-real-ip (proxy.h). */
+    GW_OPT_STR(trusted_proxies, "trusted-proxies", "",
+               "comma list of up to 16 IPv4/IPv6 CIDRs (a bare address is /32 or /128) whose "
+               "x-real-ip header names the client for the per-address throttles (empty: trust "
+               "nobody)"),
     GW_OPT_STR(log_level, "log-level", "info", "debug | info | warn | error | off"),
 };
 
@@ -104,29 +111,23 @@ int gw_config_load(gw_config *cfg, int argc, char **argv, char *err, size_t errl
                  GW_MAX_GAME_INSTANCES);
         return GW_CFG_ERROR;
     }
+    if (gw_proxy_parse(cfg->trusted_proxies, &cfg->proxies, err, errlen) != 0)
+        return GW_CFG_ERROR;
     return GW_CFG_OK;
 }
 
 int gw_config_game_targets(const gw_config *cfg, char names[][128], int max)
 {
     int n = 0;
-    const char *p = cfg->games;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        while (len > 0 && (*p == ' ' || *p == '\t')) {
-            p++;
-            len--;
-        }
-        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-            len--;
+    const char *cursor = cfg->games;
+    while (cursor) {
+        size_t len;
+        const char *p = gw_list_item(&cursor, &len);
         if (len == 0 || len >= 128 || n >= max)
             return -1;
         memcpy(names[n], p, len);
         names[n][len] = '\0';
         n++;
-        if (!end)
-            return n;
-        p = end + 1;
     }
+    return n;
 }

@@ -7,6 +7,7 @@
 #ifndef GW_CONFIG_H
 #define GW_CONFIG_H
 
+#include "proxy.h"
 #include "rpc/rpc.h"
 
 #define GW_MAX_GAME_INSTANCES 32
@@ -33,7 +34,9 @@ typedef struct gw_config {
     int register_per_handle, register_burst_per_handle;
     int login_free_failures;
     int login_backoff_base_ms, login_backoff_max_ms;
-    int throttle_entries; /* slots per throttle table (addresses, handles) */
+    int throttle_entries;       /* slots per throttle table (addresses, handles) */
+    char trusted_proxies[1024]; /* --trusted-proxies as given */
+    gw_proxy_list proxies;      /* ... parsed: who may send x-real-ip */
     char log_level[16];
 } gw_config;
 

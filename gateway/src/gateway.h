@@ -42,6 +42,8 @@ typedef struct gw_method {
 /* Keys of the throttle tables: which bucket of an address or handle. */
 enum { GW_TH_LOGIN = 1, GW_TH_REGISTER = 2 };
 enum { GW_TH_BY_ADDRESS, GW_TH_BY_HANDLE, GW_TH_BY_BACKOFF, GW_TH_BY_COUNT };
+/* Where the per-address throttles took the client address from. */
+enum { GW_ADDR_PEER, GW_ADDR_FORWARDED, GW_ADDR_FORWARDED_INVALID, GW_ADDR_COUNT };
 
 /* The server context: everything the gateway owns, created in main and
  * destroyed there; handlers reach it through the svc pointer. */
@@ -68,6 +70,7 @@ typedef struct gw_ctx {
         metric *events_replayed, *events_repeated, *catch_ups;
         metric *throttled[2][GW_TH_BY_COUNT]; /* [login, register][by] */
         metric *login_failures, *throttle_entries[2];
+        metric *client_address[GW_ADDR_COUNT]; /* by GW_ADDR_* */
         metric *unknown_stripped, *too_many_items;
         metric *redis_subscribed; /* gateway_redis_subscribed, set by the watchdog */
     } m;

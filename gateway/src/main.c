@@ -100,6 +100,15 @@ static void gw_metrics_init(gw_ctx *gw)
                 reg, "gateway_auth_throttled_total", labels,
                 "Login/Register calls refused by a throttle, never sent downstream");
         }
+    static const char *const sources[GW_ADDR_COUNT] = {"peer", "forwarded", "forwarded_invalid"};
+    for (int i = 0; i < GW_ADDR_COUNT; i++) {
+        char labels[64];
+        snprintf(labels, sizeof labels, "source=\"%s\"", sources[i]);
+        gw->m.client_address[i] = metrics_counter(
+            reg, "gateway_client_address_total", labels,
+            "Login/Register client addresses by source: the peer, a trusted proxy's x-real-ip, "
+            "or the peer because a trusted proxy's x-real-ip was malformed");
+    }
     gw->m.login_failures = metrics_counter(reg, "gateway_login_failures_total", NULL,
                                            "Logins store-svc answered bad_credentials");
     gw->m.throttle_entries[0] = metrics_gauge(reg, "gateway_throttle_entries", "class=\"address\"",
