@@ -276,7 +276,10 @@ def test_full_game_logs_hold_no_secrets():
     SECRETS["rack"].add(b.call("GetState", game_id=game_id).my_rack)
     print(f"  game {game_id}: {turns} turns, end_reason={st.end_reason}")
     logs = all_logs()
-    racks = {r for r in SECRETS["rack"] if r and r not in LOG_WORDS}
+    # Racks of one or two tiles are left out: "T" or "AD" occur in any log
+    # (timestamps, hex ids) and say nothing about a leak; every longer rack
+    # the game went through is still scanned.
+    racks = {r for r in SECRETS["rack"] if len(r) >= 3 and r not in LOG_WORDS}
     checked = 0
     for path, text in logs.items():
         for kind in ("token", "password"):
