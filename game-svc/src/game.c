@@ -486,7 +486,7 @@ static void game__announced(void *arg, const rpc_status *st, ProtobufCMessage *r
 /* GAME_STARTED to every seat and YOUR_TURN to seat 0, by AppendEvents
  * with dedupe keys: a repeated CreateGame (the invitee's retry) announces
  * again, and the log keeps one of each. */
-void game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a)
+int game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a, rpc_unary_cb done, void *arg)
 {
     const game_state *g = &e->g;
     Scrabble__V1__Event ev;
@@ -541,23 +541,28 @@ void game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a)
     snprintf(key, sizeof key, "turn:%lld:0", (long long)e->game_id);
     if (rc == 0)
         rc = game_event_add(a, &l, g->seats[g->to_move].account_id, &ev, key);
-    int64_t *arg = malloc(sizeof *arg);
-    if (rc != 0 || !arg) {
+    int64_t *game_id = done ? NULL : malloc(sizeof *game_id);
+    if (rc != 0 || (!done && !game_id)) {
         log_error("announce_failed", "game=%lld err=\"out of memory\"", (long long)e->game_id);
-        free(arg);
-        return;
+        free(game_id);
+        return -1;
     }
-    *arg = e->game_id;
+    if (!done) {
+        *game_id = e->game_id;
+        done = game__announced;
+        arg = game_id;
+    }
     req.events = l.v;
     req.n_events = l.n;
-    if (game_store_call(&svc->store, GAME_STORE_APPEND_EVENTS, &req.base, NULL, game__announced,
-                        arg) != RPC_OK) {
+    if (game_store_call(&svc->store, GAME_STORE_APPEND_EVENTS, &req.base, NULL, done, arg) !=
+        RPC_OK) {
         log_warn("announce_failed", "game=%lld err=\"store-svc call failed to start\"",
                  (long long)e->game_id);
-        free(arg);
-        return;
+        free(game_id);
+        return -1;
     }
     e->announced = true;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */

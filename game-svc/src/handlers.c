@@ -819,13 +819,45 @@ static void handlers_get_rules(rpc_call *call, const ProtobufCMessage *req, void
 /* ------------------------------------------------------------------ */
 /* CreateGame                                                          */
 
+/* The opening state goes out only once the game's GAME_STARTED and first
+ * YOUR_TURN are in the event log: an acknowledged game has its events. A
+ * failed append fails the call, and the client's retry (CreateGame is
+ * idempotent) appends again; the dedupe keys keep one of each. */
+static void handlers__announced(void *arg, const rpc_status *st, ProtobufCMessage *reply)
+{
+    game_op *op = arg;
+    (void)reply;
+    if (st->code != GRPC_STATUS_OK)
+        rpc_call_fail_status(op->call, st);
+    else
+        rpc_call_reply(op->call, op->scratch);
+}
+
+/* Builds the caller's view of e now (e may not outlive this call), then
+ * announces e and replies with the view once the announcement commits. */
+static void handlers__announce_then_reply(game_svc *svc, game_op *op, game_entry *e)
+{
+    rpc_arena *a = rpc_call_arena(op->call);
+    Scrabble__V1__GameState *st = game_view_state(a, e, op->seat);
+    if (!st) {
+        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return;
+    }
+    game_view_time(a, st, e, game_clock_now(svc));
+    op->scratch = &st->base;
+    if (game_announce_start(svc, e, a, handlers__announced, op) != 0)
+        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable",
+                      "could not record the game's start events; retry");
+}
+
 static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
 {
     if (!handlers__seated(e, op))
         return GAME_OP_DONE;
     if (e->g.seq == 0 && !e->announced)
-        game_announce_start(svc, e, rpc_call_arena(op->call));
-    handlers__reply_state(op, e);
+        handlers__announce_then_reply(svc, op, e);
+    else
+        handlers__reply_state(op, e);
     return GAME_OP_DONE;
 }
 
@@ -857,8 +889,7 @@ static void handlers__created(game_op *op, const Scrabble__V1__GameRecord *rec,
             with.clock = (Scrabble__V1__GameClock *)clock;
             game_clock_from_record(tmp, &with);
         }
-        game_announce_start(op->svc, tmp, rpc_call_arena(op->call));
-        handlers__reply_state(op, tmp);
+        handlers__announce_then_reply(op->svc, op, tmp);
     }
     free(tmp->moves);
     free(tmp);
