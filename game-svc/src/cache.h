@@ -42,7 +42,6 @@ typedef struct game_entry {
     bool committing;    /* a CommitMove is in flight: turns wait */
     bool stale;         /* a commit failed: reload from the store before the next turn */
     bool reloading;     /* that reload is in flight: turns wait, reads go on */
-    bool announced;     /* GAME_STARTED already published by this process */
     game_state g;
     game_move *moves; /* history: moves[i].seq == i + 1; malloc'd, cache frees */
     size_t nmoves, cap;

@@ -242,7 +242,6 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
             if (rec->seats[s]->seat >= 0 && rec->seats[s]->seat < e->g.nseats)
                 e->g.seats[rec->seats[s]->seat].score = rec->seats[s]->score;
     }
-    e->announced = e->g.seq > 0;
     return 0;
 }
 
@@ -473,16 +472,6 @@ static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m)
     game_drafts_delete(svc->drafts, e->game_id, m->account_id);
 }
 
-static void game__announced(void *arg, const rpc_status *st, ProtobufCMessage *reply)
-{
-    (void)reply;
-    int64_t *game_id = arg;
-    if (st->code != GRPC_STATUS_OK)
-        log_warn("announce_failed", "game=%lld code=%s reason=%s", (long long)*game_id,
-                 rpc_status_code_name(st->code), st->reason);
-    free(game_id);
-}
-
 /* GAME_STARTED to every seat and YOUR_TURN to seat 0, by AppendEvents
  * with dedupe keys: a repeated CreateGame (the invitee's retry) announces
  * again, and the log keeps one of each. */
@@ -541,16 +530,9 @@ int game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a, rpc_unary_cb
     snprintf(key, sizeof key, "turn:%lld:0", (long long)e->game_id);
     if (rc == 0)
         rc = game_event_add(a, &l, g->seats[g->to_move].account_id, &ev, key);
-    int64_t *game_id = done ? NULL : malloc(sizeof *game_id);
-    if (rc != 0 || (!done && !game_id)) {
+    if (rc != 0) {
         log_error("announce_failed", "game=%lld err=\"out of memory\"", (long long)e->game_id);
-        free(game_id);
         return -1;
-    }
-    if (!done) {
-        *game_id = e->game_id;
-        done = game__announced;
-        arg = game_id;
     }
     req.events = l.v;
     req.n_events = l.n;
@@ -558,10 +540,8 @@ int game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a, rpc_unary_cb
         RPC_OK) {
         log_warn("announce_failed", "game=%lld err=\"store-svc call failed to start\"",
                  (long long)e->game_id);
-        free(game_id);
         return -1;
     }
-    e->announced = true;
     return 0;
 }
 

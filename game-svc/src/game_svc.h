@@ -154,9 +154,8 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
 /* Writes GAME_STARTED to every seat and YOUR_TURN to the first mover into
  * the event log (AppendEvents with dedupe keys, so announcing twice is
  * harmless); `a` is scratch for the request (under e->mu). done(arg, ...)
- * runs when the append has committed or failed; NULL: only log a failure.
- * Returns 0 when the append started, -1 when it could not (done is then
- * not called). */
+ * runs when the append has committed or failed. Returns 0 when the append
+ * started, -1 when it could not (done is then not called). */
 int game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a, rpc_unary_cb done, void *arg);
 
 /* Milliseconds since the Unix epoch. */

@@ -854,7 +854,9 @@ static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
 {
     if (!handlers__seated(e, op))
         return GAME_OP_DONE;
-    if (e->g.seq == 0 && !e->announced)
+    /* A repeated CreateGame is a retry, perhaps after a failed announcement:
+     * until the first move, announce again (the dedupe keys keep one). */
+    if (e->g.seq == 0)
         handlers__announce_then_reply(svc, op, e);
     else
         handlers__reply_state(op, e);
