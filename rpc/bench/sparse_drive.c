@@ -22,6 +22,9 @@
  * seconds with a phase of its own. The run is bounded: it stops issuing
  * after SECONDS, waits for what is in flight, then cancels the streams.
  *
+ * TARGET must be on this machine (the load driver's rule, netpolicy.h):
+ * benchmarks never drive anyone else's server.
+ *
  * Prints one line: calls, errors, calls/s, latency p50/p99, streams held.
  * Exits 1 when any call failed or a stream ended early, 2 on bad usage.
  */
@@ -33,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "netpolicy.h"
 
 #define SD_THREADS 2
 #define SD_MAX_MD 8
@@ -292,6 +297,11 @@ int main(int argc, char **argv)
     if (conns < SD_THREADS || conns > 100000 || rate <= 0 || rate > 1000 || seconds <= 0 ||
         seconds > 3600) {
         fprintf(stderr, "sparse-drive: CONNS 2..100000, RATE (0, 1000] per s, SECONDS (0, 3600]\n");
+        return 2;
+    }
+    char err[256];
+    if (!lt_net_target_allowed(target, false, err, sizeof(err))) {
+        fprintf(stderr, "sparse-drive: %s\n", err);
         return 2;
     }
     for (int i = 7; i < argc; i++) {
