@@ -4,10 +4,10 @@
 # and each holding one open server stream, as human-paced players do.
 # sparse-drive (rpc/bench/sparse_drive.c) drives, side by side in one run:
 #
-#   bare-echo     the C core alone answering Health/Check (2 threads)
-#   bare-forward  the C core forwarding each call to a bare-echo (2 threads),
+#   bare-echo     the C core alone answering Health/Check (THREADS threads)
+#   bare-forward  the C core forwarding each call to a bare-echo (THREADS each),
 #                 the floor under the gateway's forwarding
-#   runtime       rpc-ping-server: the same Health/Check through rpc/ (2 workers)
+#   runtime       rpc-ping-server: the same Health/Check through rpc/ (THREADS workers)
 #
 # and prints, per server process and for the driver, over a measured window
 # after a warm-up: CPU per call (/proc/PID/stat), context switches, wakeups
@@ -17,6 +17,9 @@
 #
 #   BUILD_DIR=build-rel scripts/bench/floor.sh [CONNS...]
 #   knobs: RATE=0.6 WARM=5 WINDOW=15 (seconds) SERVERS="bare-echo bare-forward runtime"
+#          THREADS=2 (server threads / runtime workers)
+#          RUNTIME_BEFORE=path/to/another/rpc-ping-server: adds the server
+#          "runtime-before", to compare two builds of the runtime in one run
 #
 # Loopback only; each run is bounded by WARM+WINDOW.
 set -euo pipefail
@@ -26,7 +29,9 @@ bin=$(cd "$BUILD_DIR/bin" && pwd)
 RATE=${RATE:-0.6}
 WARM=${WARM:-5}
 WINDOW=${WINDOW:-15}
-SERVERS=${SERVERS:-"bare-echo bare-forward runtime"}
+THREADS=${THREADS:-2}
+RUNTIME_BEFORE=${RUNTIME_BEFORE:-}
+SERVERS=${SERVERS:-"bare-echo bare-forward runtime${RUNTIME_BEFORE:+ runtime-before}"}
 conns_list=("$@")
 [ ${#conns_list[@]} -gt 0 ] || conns_list=(1000 2000 5000)
 hz=$(getconf CLK_TCK)
@@ -56,21 +61,25 @@ start_server() {
     port=$(free_port)
     case $1 in
     bare-echo)
-        "$bin/bare-echo" "$port" 2 >/dev/null &
+        "$bin/bare-echo" "$port" "$THREADS" >/dev/null &
         spids=("$!")
         ;;
     bare-forward)
         local down
         down=$(free_port)
-        "$bin/bare-echo" "$down" 2 >/dev/null &
+        "$bin/bare-echo" "$down" "$THREADS" >/dev/null &
         local echo_pid=$!
         wait_port "$down"
         "$bin/bare-forward" "$port" "127.0.0.1:$down" /grpc.health.v1.Health/Check \
-            /grpc.health.v1.Health/Check 2 >/dev/null &
+            /grpc.health.v1.Health/Check "$THREADS" >/dev/null &
         spids=("$!" "$echo_pid")
         ;;
     runtime)
-        "$bin/rpc-ping-server" --listen="127.0.0.1:$port" --workers=2 --metrics-listen= 2>/dev/null &
+        "$bin/rpc-ping-server" --listen="127.0.0.1:$port" --workers="$THREADS" --metrics-listen= 2>/dev/null &
+        spids=("$!")
+        ;;
+    runtime-before)
+        "$RUNTIME_BEFORE" --listen="127.0.0.1:$port" --workers="$THREADS" --metrics-listen= 2>/dev/null &
         spids=("$!")
         ;;
     esac
