@@ -41,13 +41,7 @@ static void test_no_signature_table(void **state)
         solver_bag_fill_rack(&bag, &r);
         for (int turn = 0; turn < 14; turn++) {
             for (int v = 0; v < 3; v++) {
-                solver_rack x = r;
-                for (int c = 26, k = 0; c >= 1 && k < v; c--)
-                    while (x.counts[c] && k < v) {
-                        x.counts[c]--;
-                        x.counts[0]++;
-                        k++;
-                    }
+                solver_rack x = rack_with_blanks(r, v);
                 if (x.counts[0] > 2)
                     continue;
                 size_t n = solver_gen(&b, without, d, &x, NULL, all, CAP);

@@ -302,14 +302,8 @@ static void test_best_move_full_lexicon(void **state)
             /* The drawn rack, with one tile turned into a blank, and with
              * two (the direct seven-tile pass narrows a second blank by
              * the first one's letter). */
-            solver_rack variants[3] = {racks[p], racks[p], racks[p]};
-            for (int v = 1; v < 3; v++)
-                for (int c = 26, k = 0; c >= 1 && k < v; c--)
-                    while (variants[v].counts[c] && k < v) {
-                        variants[v].counts[c]--;
-                        variants[v].counts[0]++;
-                        k++;
-                    }
+            solver_rack variants[3] = {racks[p], rack_with_blanks(racks[p], 1),
+                                       rack_with_blanks(racks[p], 2)};
             for (int v = 0; v < 3; v++) {
                 size_t nf = solver_gen(&b, lex, d, &variants[v], NULL, fast_buf, CAP);
                 assert_true(nf <= CAP);
@@ -371,13 +365,7 @@ static void test_empty_and_open_boards(void **state)
         solver_bag_fill_rack(&bag, &r);
         for (int turn = 0; turn < 3; turn++) {
             for (int v = 0; v < 3; v++) {
-                solver_rack x = r;
-                for (int c = 26, k = 0; c >= 1 && k < v; c--)
-                    while (x.counts[c] && k < v) {
-                        x.counts[c]--;
-                        x.counts[0]++;
-                        k++;
-                    }
+                solver_rack x = rack_with_blanks(r, v);
                 if (x.counts[0] <= 2) {
                     check_top_n(&b, lex, &x);
                     checked++;

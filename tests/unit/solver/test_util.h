@@ -32,6 +32,20 @@ static inline solver_lexicon *test_lexicon(const char *words, void **img)
     return lex;
 }
 
+/* r with its v highest letters (Z first) turned into blanks: the blank
+ * variants the oracle and fallback tests check beside each drawn rack.
+ * Fewer when r has fewer letters. */
+static inline solver_rack rack_with_blanks(solver_rack r, int v)
+{
+    for (int c = 26, k = 0; c >= 1 && k < v; c--)
+        while (r.counts[c] && k < v) {
+            r.counts[c]--;
+            r.counts[0]++;
+            k++;
+        }
+    return r;
+}
+
 static inline char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
