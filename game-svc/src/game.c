@@ -190,6 +190,7 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     snprintf(e->lexicon, sizeof e->lexicon, "%s", lexname);
     e->invitation_id = rec->invitation_id;
     e->rated = rec->rated;
+    e->public_game = rec->public_game;
     e->created_at_ms = rec->created_at_ms;
     e->updated_at_ms = rec->updated_at_ms;
     for (size_t s = 0; s < rec->n_seats; s++) {
@@ -715,6 +716,7 @@ static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
     memcpy(then->lexicon, e->lexicon, sizeof then->lexicon);
     then->invitation_id = e->invitation_id;
     then->rated = e->rated;
+    then->public_game = e->public_game;
     then->created_at_ms = e->created_at_ms;
     then->updated_at_ms = m->at_ms;
     log_info("turn_retry", "game=%lld seq=%lld last=0 at_seq=%lld", (long long)e->game_id,

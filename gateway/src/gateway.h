@@ -25,6 +25,7 @@
 
 typedef struct gw_subs gw_subs;
 typedef struct gw_events gw_events;
+typedef struct gw_watch gw_watch;
 typedef struct gw_req gw_req;
 
 typedef void (*gw_action)(gw_req *r);
@@ -61,6 +62,7 @@ typedef struct gw_ctx {
     gw_throttle *th_handle;  /* ... per handle, and the failed-login backoff */
     gw_subs *subs;
     gw_events *events;
+    gw_watch *watch; /* spectators (watch.h) */
 
     struct {
         metric *rate_limited[GW_RATE_CLASSES];
@@ -73,6 +75,7 @@ typedef struct gw_ctx {
         metric *client_address[GW_ADDR_COUNT]; /* by GW_ADDR_* */
         metric *unknown_stripped, *too_many_items;
         metric *redis_subscribed; /* gateway_redis_subscribed, set by the watchdog */
+        metric *observers, *observers_refused, *watch_reads, *watch_events; /* watch.c */
     } m;
 } gw_ctx;
 

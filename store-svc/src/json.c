@@ -114,6 +114,7 @@ ProtobufCMessage *store_json_invitation(rpc_arena *a, const cJSON *j)
     inv->time_control = store__json_tc(a, j);
     inv->expires_at_ms = store__ji(j, "expires_at_ms");
     inv->rated = store__jb(j, "rated");
+    inv->public_game = store__jb(j, "public");
     const cJSON *seats = cJSON_GetObjectItemCaseSensitive(j, "seats");
     int n = cJSON_IsArray(seats) ? cJSON_GetArraySize(seats) : 0;
     inv->seats = rpc_arena_calloc(a, n ? (size_t)n : 1, sizeof(*inv->seats));
@@ -150,6 +151,7 @@ ProtobufCMessage *store_json_game(rpc_arena *a, const cJSON *j, int64_t *updated
     g->created_at_ms = store__ji(j, "created_at_ms");
     g->updated_at_ms = store__ji(j, "updated_at_ms");
     g->rated = store__jb(j, "rated");
+    g->public_game = store__jb(j, "public");
     if (updated_us)
         *updated_us = store__ji(j, "updated_at_us");
     g->time_control = store__json_tc(a, j);

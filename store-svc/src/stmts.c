@@ -18,17 +18,19 @@ const store_stmt store_statements[] = {
     /* With the time control ($6..$10: kind, days, initial s, increment s,
      * overtime min), its rating family, the expiry TTL in ms and rated. */
     {"create_invitation_tc",
-     "SELECT o_code, o_detail, ratings_json_rated(o_invitation) "
-     "FROM ratings_create_invitation_tc($1, $2::text[], $3::text[], $4, $5, $6::smallint, $7, "
-     "$8, $9, $10, $11, $12, $13)",
-     13},
+     "SELECT o_code, o_detail, o_invitation "
+     "FROM watch_create_invitation_tc($1, $2::text[], $3::text[], $4, $5, $6::smallint, $7, "
+     "$8, $9, $10, $11, $12, $13, $14)",
+     14},
     {"cancel_invitation",
      "SELECT o_code, ratings_json_rated(o_invitation) FROM store_cancel_invitation($1, $2)", 2},
     {"respond_invitation",
-     "SELECT o_code, ratings_json_rated(o_invitation) "
+     "SELECT o_code, watch_json_public(ratings_json_rated(o_invitation)) "
      "FROM store_respond_invitation($1, $2, $3)",
      3},
-    {"create_game", "SELECT o_code, ratings_json_rated(o_game) FROM store_create_game($1, $2)", 2},
+    {"create_game",
+     "SELECT o_code, watch_json_public(ratings_json_rated(o_game)) FROM store_create_game($1, $2)",
+     2},
     /* The three writes that carry events (0004_events.sql): $15/$5 the
      * recipients, $16/$6 the packed events in hex. */
     {"commit_move",
@@ -47,7 +49,8 @@ const store_stmt store_statements[] = {
      6},
     /* $7/$8: the GAME_OVER events, written with the timeout. */
     {"timeout_game",
-     "SELECT o_code, ratings_json_rated(o_game) FROM store_timeout_game_ev($1, $2, $3::smallint, "
+     "SELECT o_code, watch_json_public(ratings_json_rated(o_game)) "
+     "FROM store_timeout_game_ev($1, $2, $3::smallint, "
      "$4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[])",
      8},
     {"claim_deadlines",
@@ -100,7 +103,7 @@ const store_stmt store_statements[] = {
     /* One row with a NULL invitation when the account has none; no row when
      * the account does not exist. */
     {"list_invitations",
-     "SELECT a.id, ratings_json_rated(store_invitation_json(x.invitation_id)) "
+     "SELECT a.id, watch_json_public(ratings_json_rated(store_invitation_json(x.invitation_id))) "
      "FROM accounts a "
      "LEFT JOIN LATERAL (SELECT s.invitation_id FROM invitation_seats s "
      "  JOIN invitations i ON i.id = s.invitation_id "
@@ -109,11 +112,14 @@ const store_stmt store_statements[] = {
      "WHERE a.id = $1 ORDER BY x.invitation_id DESC",
      1},
     {"get_invitation",
-     "SELECT ratings_json_rated(store_invitation_json(id)) FROM invitations WHERE id = $1", 1},
+     "SELECT watch_json_public(ratings_json_rated(store_invitation_json(id))) FROM invitations "
+     "WHERE id = $1",
+     1},
     /* Game (seq 0 row, as JSON with its seats) and every move, one
      * round-trip. */
     {"load_game",
-     "SELECT 0::bigint AS seq, ratings_json_rated(store_game_json(id))::text, NULL::bytea, "
+     "SELECT 0::bigint AS seq, watch_json_public(ratings_json_rated(store_game_json(id)))::text, "
+     "NULL::bytea, "
      "0::bigint "
      "FROM games WHERE id = $1 "
      "UNION ALL "
@@ -138,6 +144,15 @@ const store_stmt store_statements[] = {
      "LEFT JOIN LATERAL (SELECT * FROM chat_messages m WHERE m.game_id = g.id AND m.id > $2 "
      "  ORDER BY m.id LIMIT $3) c ON true "
      "LEFT JOIN accounts a ON a.id = c.account_id WHERE g.id = $1 ORDER BY c.id",
+     3},
+    /* The live public games (0009_spectators.sql), newest first, after the
+     * keyset ($1 created_at in µs, $2 id), $3 rows. */
+    {"list_public_games",
+     "SELECT g.id, floor(extract(epoch FROM g.created_at) * 1000000)::bigint, "
+     "watch_json_public(store_game_json(g.id)) FROM games g "
+     "WHERE g.public AND g.status = 1 "
+     "AND (g.created_at, g.id) < (timestamptz 'epoch' + $1::bigint * interval '1 microsecond', "
+     "$2::bigint) ORDER BY g.created_at DESC, g.id DESC LIMIT $3",
      3},
     /* The event log of one account after $2, $3 rows, with the account's
      * prune horizon and the newest id the log has held (row 0 alone, with
