@@ -1030,6 +1030,7 @@ const rpc_allow_rule game_allow[] = {
     {"ListChat", "gateway"},
     {"GetGameRecord", "gateway"},
     {"GetRules", "gateway"},
+    /* Spectators (watch.c). */
     {"WatchState", "gateway"},
     {NULL, NULL},
 };

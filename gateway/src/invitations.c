@@ -112,6 +112,7 @@ static void gw_inv__create_invitation(gw_req *r)
     q->request_id = in->request_id;
     q->time_control = in->time_control; /* store-svc checks its ranges */
     q->rated = in->rated;
+    q->public_game = in->public_game;
     gw_store_call(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_inv__invited);
 }

@@ -129,8 +129,8 @@ static void gw_metrics_init(gw_ctx *gw)
     gw->m.watch_reads = metrics_counter(
         reg, "gateway_watch_reads_total", NULL,
         "Game.WatchState calls made for Watch streams (catch-ups and shared reads)");
-    gw->m.watch_events = metrics_counter(reg, "gateway_watch_events_total", NULL,
-                                         "Events sent on Watch streams");
+    gw->m.watch_events =
+        metrics_counter(reg, "gateway_watch_events_total", NULL, "Events sent on Watch streams");
     /* Events reach this gateway's streams only while it is subscribed. */
     gw->m.redis_subscribed = metrics_gauge(reg, "gateway_redis_subscribed", NULL,
                                            "1 while the event subscriber's Redis connection is "

@@ -224,6 +224,14 @@ static bool gw_watch__send(gw_watch *w, gw_watcher *s, const Scrabble__V1__Event
     return false;
 }
 
+static void gw_watch__blank(char *s)
+{
+    /* Truncated in place: the reply is freed by protobuf-c, which frees
+     * each string it decoded (and never the shared empty string). */
+    if (s && s[0])
+        s[0] = '\0';
+}
+
 /* What game-svc returned, made safe for any observer whatever game-svc
  * sent: no rack and no exchanged tiles while the game is on (it never
  * sends them to an observer; the gateway does not rely on it). */
@@ -231,15 +239,15 @@ static void gw_watch__scrub(Scrabble__V1__WatchStateReply *r)
 {
     Scrabble__V1__GameState *st = r->state;
     bool over = st->status == SCRABBLE__V1__GAME_STATUS__GAME_STATUS_FINISHED;
-    st->my_rack = (char *)"";
+    gw_watch__blank(st->my_rack);
     st->my_seat = -1;
     for (size_t i = 0; i < st->n_seats; i++)
         if (!over)
-            st->seats[i]->final_rack = (char *)"";
+            gw_watch__blank(st->seats[i]->final_rack);
     for (size_t i = 0; i < r->n_moves; i++)
-        r->moves[i]->exchanged_tiles = (char *)"";
+        gw_watch__blank(r->moves[i]->exchanged_tiles);
     if (st->last_move)
-        st->last_move->exchanged_tiles = (char *)"";
+        gw_watch__blank(st->last_move->exchanged_tiles);
 }
 
 /* Sends s the moves of r above its cursor, then, when the game is over
@@ -333,10 +341,9 @@ static void gw_watch__read(gw_watch_read *rd)
     rpc_client_opts o = {.timeout_ms = gw->cfg.downstream_timeout_ms, .md = &rd->md, .md_count = 1};
     int inst = gw_route_pick(rd->game_id, gw->game_hash, (size_t)gw->ngames);
     metric_add(gw->m.watch_reads, 1);
-    if (inst < 0 ||
-        rpc_client_unary(gw->games[inst], "/scrabble.v1.Game/WatchState", &req.base,
-                         &scrabble__v1__watch_state_reply__descriptor, &o, gw_watch__read_done,
-                         rd) != RPC_OK) {
+    if (inst < 0 || rpc_client_unary(gw->games[inst], "/scrabble.v1.Game/WatchState", &req.base,
+                                     &scrabble__v1__watch_state_reply__descriptor, &o,
+                                     gw_watch__read_done, rd) != RPC_OK) {
         rpc_status fail;
         rpc_status_set(&fail, GRPC_STATUS_UNAVAILABLE, "unavailable", "game-svc call failed");
         gw_watch__read_done(rd, &fail, NULL);
@@ -384,8 +391,8 @@ static void gw_watch__fail(gw_watch *w, gw_watcher *s, const rpc_status *st)
         gw_watch__end(w, s, st->code, st->reason, st->message);
         break;
     default:
-        log_warn("watch_read_failed", "game=%lld code=%s reason=%s",
-                 (long long)s->game->game_id, rpc_status_code_name(st->code), st->reason);
+        log_warn("watch_read_failed", "game=%lld code=%s reason=%s", (long long)s->game->game_id,
+                 rpc_status_code_name(st->code), st->reason);
         gw_watch__end(w, s, GRPC_STATUS_UNAVAILABLE, "unavailable",
                       "the game could not be read: watch again with after_seq");
     }
@@ -473,8 +480,8 @@ static void gw_watch__read_done(void *arg, const rpc_status *st, ProtobufCMessag
     if (st->code == GRPC_STATUS_OK)
         gw_watch__scrub(r);
     pthread_mutex_lock(&w->mu);
-    gw_watch_read *again = rd->serial ? gw_watch__own_done(w, rd, st, r)
-                                      : gw_watch__shared_done(w, rd, st, r);
+    gw_watch_read *again =
+        rd->serial ? gw_watch__own_done(w, rd, st, r) : gw_watch__shared_done(w, rd, st, r);
     pthread_mutex_unlock(&w->mu);
     if (again != rd)
         free(rd);
@@ -639,8 +646,8 @@ void gw_watch_stream(gw_req *r)
         w->games[b] = g;
     }
     s->serial = ++w->next_serial;
-    if (!g || !(rd = gw_watch__new_read(w, in->game_id, s->serial, in->after_seq,
-                                        r->who.account_id)) ||
+    if (!g ||
+        !(rd = gw_watch__new_read(w, in->game_id, s->serial, in->after_seq, r->who.account_id)) ||
         gw_watch__acct_add(w, r->who.account_id, 1) == 0) {
         if (g && fresh)
             gw_watch__game_release(w, g);

@@ -73,7 +73,7 @@ size_t gw_watch_close_all(gw_watch *w);
 size_t gw_watch_count(gw_watch *w);
 
 /* The Edge actions. */
-void gw_watch_stream(gw_req *r);       /* Watch */
-void gw_watch_list_public(gw_req *r);  /* ListPublicGames */
+void gw_watch_stream(gw_req *r);      /* Watch */
+void gw_watch_list_public(gw_req *r); /* ListPublicGames */
 
 #endif

@@ -404,9 +404,11 @@ store_next store_get_invitation_begin(store_op *op);   /* InvitationRef */
 store_next store_create_game_begin(store_op *op);
 store_next store_load_game_begin(store_op *op); /* GameRef */
 store_next store_list_games_begin(store_op *op);
+struct Scrabble__V1__GameRecord;
+struct Scrabble__V1__GameSummary;
 /* The list line of a game record (its seats and strings shared, in a). */
 struct Scrabble__V1__GameSummary *store_game_summary(rpc_arena *a,
-                                                    struct Scrabble__V1__GameRecord *g);
+                                                     struct Scrabble__V1__GameRecord *g);
 store_next store_list_public_games_begin(store_op *op); /* PublicGameListRequest (watch.c) */
 store_next store_commit_move_begin(store_op *op);
 store_next store_finish_game_begin(store_op *op);

@@ -21,9 +21,8 @@ static store_next store__watch_list_done(store_op *op, PGresult *res)
 {
     const int *page_size = op->scratch;
     int rows = PQntuples(res);
-    Scrabble__V1__PublicGameListReply *r =
-        RPC_ARENA_MSG(op->arena, Scrabble__V1__PublicGameListReply,
-                      scrabble__v1__public_game_list_reply__init);
+    Scrabble__V1__PublicGameListReply *r = RPC_ARENA_MSG(
+        op->arena, Scrabble__V1__PublicGameListReply, scrabble__v1__public_game_list_reply__init);
     if (!r || !(r->games = rpc_arena_calloc(op->arena, (size_t)rows + 1, sizeof(*r->games)))) {
         rpc_status_set(&op->st, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
         return STORE_NEXT_DONE;

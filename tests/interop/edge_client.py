@@ -65,6 +65,8 @@ METHODS = {
     "GetGameRecord": ("GameRef", "GetGameRecordReply"),
     "GetRules": ("GetRulesRequest", "Rules"),
     "GetLeaderboard": ("GetLeaderboardRequest", "GetLeaderboardReply"),
+    "ListPublicGames": ("PublicGameListRequest", "PublicGameListReply"),
+    "WatchState": ("WatchStateRequest", "WatchStateReply"),
 }
 
 
@@ -147,6 +149,11 @@ class Edge:
     def subscribe(self, after_event_id=""):
         return Subscription(self, after_event_id=after_event_id)
 
+    def watch(self, game_id, after_seq=0, wait_headers=True):
+        """An observer's Watch stream (spectators) of a public game."""
+        return Subscription(self, method="Watch", wait_headers=wait_headers,
+                            request=edge_pb2.WatchRequest(game_id=game_id, after_seq=after_seq))
+
 
 PASSWORD = "correct horse battery"
 
@@ -180,16 +187,21 @@ def new_player(target, prefix="p", password=PASSWORD):
 class Subscription:
     """An open Subscribe stream whose events a thread puts on a queue."""
 
-    def __init__(self, edge, read=True, after_event_id=""):
-        f = edge.channel.unary_stream("/scrabble.v1.Edge/Subscribe",
-                                      request_serializer=edge_pb2.SubscribeRequest.SerializeToString,
+    def __init__(self, edge, read=True, after_event_id="", method="Subscribe", request=None,
+                 wait_headers=True):
+        if request is None:
+            request = edge_pb2.SubscribeRequest(after_event_id=after_event_id)
+        self.method = method
+        f = edge.channel.unary_stream("/scrabble.v1.Edge/" + method,
+                                      request_serializer=type(request).SerializeToString,
                                       response_deserializer=common_pb2.Event.FromString)
-        self.call = f(edge_pb2.SubscribeRequest(after_event_id=after_event_id),
-                      metadata=edge.metadata())
+        self.call = f(request, metadata=edge.metadata())
         # The gateway sends the response headers once the stream has
         # replayed what it missed and takes live events: wait for them, so
-        # what the caller does next is seen live.
-        self.call.initial_metadata()
+        # what the caller does next is seen live. (A stream refused at once
+        # ends without them: its status is read from the events.)
+        if wait_headers:
+            self.call.initial_metadata()
         self.events = queue.Queue()
         self.error = None
         if read:
@@ -200,8 +212,9 @@ class Subscription:
         try:
             for ev in self.call:
                 self.events.put(ev)
+            self.events.put(None)  # ended OK (a Watch stream after GAME_OVER)
         except grpc.RpcError as e:
-            record_reason("Subscribe", e.code().name, reason_of(e))
+            record_reason(self.method, e.code().name, reason_of(e))
             self.error = CallError(e.code(), reason_of(e), e.details())
             self.events.put(None)
 
@@ -214,7 +227,8 @@ class Subscription:
                 raise TimeoutError(f"no event {want} within {timeout}s")
             ev = self.events.get(timeout=left)
             if ev is None:
-                raise self.error
+                self.events.put(None)  # stays ended for the next reader
+                raise self.error if self.error else EOFError("the stream ended OK")
             if want is None or ev.type == want:
                 return ev
 
