@@ -126,6 +126,18 @@ void cli_events_destroy(cli_ctx *ctx);
 
 int cli_shell(cli_ctx *ctx);
 int cli_watch(cli_ctx *ctx);
+/* SIGINT and SIGTERM blocked and readable from the returned signalfd
+ * (-1 on error): how watch and shell notice Ctrl-C in their poll loop. */
+int cli_signalfd(void);
+
+/* ---- spectate.c: public games ------------------------------------------ */
+
+/* `watch GAME`: follows a public game as an observer (Watch), printing each
+ * move, until it is over (CLI_OK) or Ctrl-C; a broken stream is resumed
+ * from the last seq seen. */
+int cli_watch_game(cli_ctx *ctx, int64_t game_id);
+/* `public [TOKEN]`: one page of the live public games. */
+int cli_public_games(cli_ctx *ctx, const char *page_token);
 
 int64_t cli_now_ms(void);
 

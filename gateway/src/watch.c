@@ -268,6 +268,8 @@ static bool gw_watch__deliver(gw_watch *w, gw_watcher *s, const Scrabble__V1__Wa
         ev.seq = m->seq;
         ev.move = m;
         ev.from_account_id = m->account_id;
+        if (m->seat >= 0 && (size_t)m->seat < st->n_seats)
+            ev.from_handle = st->seats[m->seat]->handle;
         ev.at_ms = m->at_ms;
         if (m->seq == st->seq) {
             /* The latest move: whose turn and the clocks are known. */
