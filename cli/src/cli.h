@@ -81,6 +81,11 @@ int cli_connect(cli_ctx *ctx);
  * otherwise the error is printed in words to stderr and CLI_EFAIL returned. */
 int cli_call(cli_ctx *ctx, const char *name, const ProtobufCMessage *req,
              const ProtobufCMessageDescriptor *reply_desc, bool auth, ProtobufCMessage **reply);
+/* The control line that tells a stream's end through a pipe to the main
+ * thread: "\001<gen>\t<code>\t<reason>\t<message>\n", one line (newlines
+ * in the message become spaces), truncated to fit size (>= 8). Returns its
+ * length. */
+size_t cli_end_line(char *line, size_t size, unsigned gen, const rpc_status *st);
 /* "illegal play: AZXQ is not a word (illegal_play:invalid_word)" into buf. */
 const char *cli_status_words(const rpc_status *st, char *buf, size_t len);
 /* Prints "scrabble-cli: <what>" to stderr (printf-style). */

@@ -66,14 +66,7 @@ static void spectate__on_end(void *arg, const rpc_status *st)
 {
     spectate *sp = arg;
     char line[SPECTATE_LINE_MAX];
-    int n = snprintf(line, sizeof line, "\001%d\t%s\t%s", (int)st->code, st->reason, st->message);
-    if (n < 0 || n >= (int)sizeof line - 1)
-        n = (int)sizeof line - 2;
-    for (int i = 1; i < n; i++)
-        if (line[i] == '\n')
-            line[i] = ' ';
-    line[n++] = '\n';
-    spectate__write(sp, line, (size_t)n);
+    spectate__write(sp, line, cli_end_line(line, sizeof line, 0, st));
     atomic_fetch_sub(&sp->live, 1);
 }
 
@@ -167,7 +160,8 @@ int cli_watch_game(cli_ctx *ctx, int64_t game_id)
                 backoff = SPECTATE_BACKOFF_MIN_MS; /* it works again */
             } else {
                 stream = NULL;
-                int what = spectate__ended(line + 1);
+                char *fields = strchr(line, '\t'); /* after the generation (0) */
+                int what = spectate__ended(fields ? fields + 1 : "");
                 if (what == 0) {
                     rc = CLI_OK;
                     done = true;

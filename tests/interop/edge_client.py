@@ -395,6 +395,30 @@ def cgp(state):
     return f"{'/'.join(rows)} {state.my_rack}/ {scores} {state.scoreless_turns}"
 
 
+def play_out(players, game_id, solver, lexicon, turn=None):
+    """Plays a game to its end and returns its final state (as players[0]
+    sees it): each turn the solver's best play, else an exchange while the
+    bag allows, else a pass. players: Edge by seat. turn(mover, state,
+    moves), when given, runs first on each turn and returns True when it
+    made the turn itself."""
+    for _ in range(200):
+        st = players[0].call("GetState", game_id=game_id)
+        if st.status == common_pb2.GAME_STATUS_FINISHED:
+            return st
+        me = players[st.to_move]
+        st = me.call("GetState", game_id=game_id)
+        moves = solver_moves(solver, lexicon, st, 1)
+        if turn and turn(me, st, moves):
+            continue
+        if moves:
+            me.call("SubmitPlay", game_id=game_id, expected_seq=st.seq, placements=moves[0][1])
+        elif st.bag_count >= 7:
+            me.call("Exchange", game_id=game_id, expected_seq=st.seq, tiles=st.my_rack[:1])
+        else:
+            me.call("Pass", game_id=game_id, expected_seq=st.seq)
+    raise AssertionError("game did not end in 200 turns")
+
+
 def solver_moves(solver, lexicon, state, top):
     """Up to `top` legal plays from `scrabble-solver gen`, best first, as
     (notation line, [Placement], score); played-through letters are skipped."""

@@ -10,6 +10,8 @@ Every wait is a bounded wait for a state (an event, a metric), never a
 fixed sleep.
 """
 import os
+import signal
+import socket
 import subprocess
 import sys
 
@@ -23,6 +25,7 @@ GW1 = "127.0.0.1:" + os.environ["GW1_PORT"]
 GW2 = "127.0.0.1:" + os.environ["GW2_PORT"]
 M1, M2 = int(os.environ["GW1_METRICS"]), int(os.environ["GW2_METRICS"])
 PG = os.environ["PG_CONNINFO"]
+TMP = os.environ["STACK_TMP"]
 SOLVER, LEXICON = os.environ["SOLVER"], os.environ["LEXICON"]
 ET = common_pb2
 S = grpc.StatusCode
@@ -64,31 +67,23 @@ def no_secret(ev):
 
 
 def play_out(players, game_id, exchange_at=(2, 3)):
-    """Plays to the end: exchanges at the seqs in exchange_at (moves seq+1),
-    otherwise the solver's best play, else an exchange while the bag
-    allows, else a pass. Each mover saves a draft first (observers must
-    never see it). Returns the exchanged tiles by seq."""
+    """Plays to the end (edge_client.play_out), the moves after the seqs in
+    exchange_at being exchanges of two tiles, and each mover saving a draft
+    first (observers must never see it). Returns the exchanged tiles by
+    the exchange's seq."""
     exchanged = {}
-    for _ in range(200):
-        st = players[0].call("GetState", game_id=game_id)
-        if st.status == ET.GAME_STATUS_FINISHED:
-            return exchanged
-        me = players[st.to_move]
-        st = me.call("GetState", game_id=game_id)
-        moves = ec.solver_moves(SOLVER, LEXICON, st, 1)
+
+    def turn(me, st, moves):
         if moves:
             me.call("SaveDraft", game_id=game_id, placements=moves[0][1], rack_order=st.my_rack)
-        if st.seq in exchange_at and st.bag_count >= 7:
-            r = me.call("Exchange", game_id=game_id, expected_seq=st.seq, tiles=st.my_rack[:2])
-            assert r.move.exchanged_tiles == st.my_rack[:2], r.move  # the mover's own view
-            exchanged[st.seq + 1] = st.my_rack[:2]
-        elif moves:
-            me.call("SubmitPlay", game_id=game_id, expected_seq=st.seq, placements=moves[0][1])
-        elif st.bag_count >= 7:
-            me.call("Exchange", game_id=game_id, expected_seq=st.seq, tiles=st.my_rack[:1])
-        else:
-            me.call("Pass", game_id=game_id, expected_seq=st.seq)
-    raise AssertionError("game did not end in 200 turns")
+        if st.seq not in exchange_at or st.bag_count < 7:
+            return False
+        r = me.call("Exchange", game_id=game_id, expected_seq=st.seq, tiles=st.my_rack[:2])
+        assert r.move.exchanged_tiles == st.my_rack[:2], r.move  # the mover's own view
+        exchanged[st.seq + 1] = st.my_rack[:2]
+        return True
+    ec.play_out(players, game_id, SOLVER, LEXICON, turn)
+    return exchanged
 
 
 def public_ids(edge, page_size):
@@ -102,6 +97,35 @@ def public_ids(edge, page_size):
         if not token:
             return ids
     raise AssertionError("paging did not end")
+
+
+def restart_gateway2():
+    """SIGTERM gateway 2, wait until it is gone, start it again with the
+    same command line and port; returns once it answers."""
+    with open(os.path.join(TMP, "gateway-2.pid")) as f:
+        pid = int(f.read())
+    os.kill(pid, signal.SIGTERM)
+
+    def gone():
+        try:
+            return open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
+        except FileNotFoundError:
+            return True
+    ec.poll(f"gateway 2 (pid {pid}) to exit", gone)
+    with open(os.path.join(TMP, "gateway-2.cmd")) as f:
+        cmd = f.read().splitlines()
+    log = open(os.path.join(TMP, "gateway-2-restarted.log"), "ab")
+    p = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
+    with open(os.path.join(TMP, "gateway-2.pid"), "w") as f:
+        f.write(str(p.pid))
+
+    def answers():
+        try:
+            socket.create_connection(("127.0.0.1", int(os.environ["GW2_PORT"])), timeout=1).close()
+            return True
+        except OSError:
+            return False
+    ec.poll("gateway 2 listening", answers)
 
 
 def same_move(a, b):
@@ -324,7 +348,36 @@ def test_watch_finished_game():
     assert all(len(s.final_rack) == 7 for s in over.seats), over.seats
 
 
+def test_resume_after_gateway_restart():
+    """The gateway holding an observer's stream restarts while the game
+    goes on: the stream ends UNAVAILABLE shutting_down; a Watch with
+    after_seq = the last seq seen gets exactly the moves missed, then live
+    moves, none twice."""
+    a, b, o = player("ra"), player("rb"), player("ro", GW2)
+    gid = start_game(a, [b], public=True)
+    w = o.watch(gid)
+    a.call("Pass", game_id=gid, expected_seq=0)
+    last = w.next(want=ET.EVENT_TYPE_WATCHED_MOVE).seq
+    assert last == 1
+    restart_gateway2()
+    evs, err = drain(w)
+    assert not evs and err.code == S.UNAVAILABLE and err.reason == "shutting_down", (evs, err)
+    b.call("Pass", game_id=gid, expected_seq=1)
+    st = a.call("GetState", game_id=gid)
+    a.call("Exchange", game_id=gid, expected_seq=2, tiles=st.my_rack[:1])
+    o2 = ec.Edge(GW2, token=o.token)
+    w = o2.watch(gid, after_seq=last)
+    got = [w.next(want=ET.EVENT_TYPE_WATCHED_MOVE) for _ in range(2)]
+    assert [e.seq for e in got] == [2, 3], got
+    assert got[1].move.kind == ET.MOVE_KIND_EXCHANGE and not got[1].move.exchanged_tiles
+    b.call("Pass", game_id=gid, expected_seq=3)
+    ev = w.next(want=ET.EVENT_TYPE_WATCHED_MOVE)
+    assert ev.seq == 4, ev
+    w.cancel()
+
+
 if __name__ == "__main__":
     ec.run_tests([test_observer_vs_player_stream, test_watch_racks_hidden_during_play,
                   test_private_game_refused, test_observer_turn_refused, test_observer_bounds,
-                  test_public_list_paging, test_watch_finished_game])
+                  test_public_list_paging, test_watch_finished_game,
+                  test_resume_after_gateway_restart])
