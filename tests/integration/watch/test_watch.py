@@ -376,8 +376,73 @@ def test_resume_after_gateway_restart():
     w.cancel()
 
 
+def bench_fanout():
+    """Figures, no assertion on time: one public game watched by
+    WATCH_BENCH_OBSERVERS observers (default 200) on gateway 1, each on its
+    own connection; the players make WATCH_BENCH_MOVES moves (default 20).
+    Prints, per move, the time from the mover's reply to the last observer
+    holding the move (p50, p99, max), the game-svc reads the gateway made
+    per move (the fan-out: 1 whatever the observer count) and the
+    gateway's CPU per move (from /proc)."""
+    import threading
+    import time
+    n = int(os.environ.get("WATCH_BENCH_OBSERVERS", "200"))
+    moves = int(os.environ.get("WATCH_BENCH_MOVES", "20"))
+    a, b = player("xa"), player("xb")
+    gid = start_game(a, [b], public=True)
+    observers = [player("xo%d_" % i) for i in range(n)]
+    seen = {}  # seq -> times each observer received it
+    lock = threading.Lock()
+    streams = [o.watch(gid) for o in observers]
+
+    def reader(w):
+        while True:
+            ev = w.events.get()
+            if ev is None:
+                return
+            if ev.type == ET.EVENT_TYPE_WATCHED_MOVE:
+                with lock:
+                    seen.setdefault(ev.seq, []).append(time.monotonic())
+    threads = [threading.Thread(target=reader, args=(w,), daemon=True) for w in streams]
+    for t in threads:
+        t.start()
+    clk = os.sysconf("SC_CLK_TCK")
+
+    def cpu():
+        f = open(f"/proc/{os.environ['GW1_PID']}/stat").read().split(") ")[1].split()
+        return (int(f[11]) + int(f[12])) / clk
+    reads0, cpu0 = ec.metric(M1, "gateway_watch_reads_total"), cpu()
+    lat, players = [], [a, b]
+    for _ in range(moves):
+        st = a.call("GetState", game_id=gid)
+        if st.status == ET.GAME_STATUS_FINISHED:
+            break
+        me = players[st.to_move]
+        st = me.call("GetState", game_id=gid)
+        found = ec.solver_moves(SOLVER, LEXICON, st, 1)
+        if found:
+            me.call("SubmitPlay", game_id=gid, expected_seq=st.seq, placements=found[0][1])
+        else:
+            me.call("Exchange", game_id=gid, expected_seq=st.seq, tiles=st.my_rack[:1])
+        t0 = time.monotonic()
+        seq = st.seq + 1
+        ec.poll(f"move {seq} at every observer", lambda: len(seen.get(seq, ())) >= n, timeout=60)
+        with lock:
+            lat.append(max(seen[seq]) - t0)
+    done = len(lat)
+    reads, used = ec.metric(M1, "gateway_watch_reads_total") - reads0, cpu() - cpu0
+    lat.sort()
+    pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000  # noqa: E731
+    print(f"bench_fanout: {n} observers, {done} moves: reply -> last observer p50 {pct(0.5):.1f} ms, "
+          f"p99 {pct(0.99):.1f} ms, max {lat[-1] * 1000:.1f} ms; game-svc reads per move "
+          f"{reads / done:.2f}; gateway CPU per move {used / done * 1000:.1f} ms "
+          f"({used / done / n * 1e6:.0f} us per observer-event)")
+    for w in streams:
+        w.cancel()
+
+
 if __name__ == "__main__":
     ec.run_tests([test_observer_vs_player_stream, test_watch_racks_hidden_during_play,
                   test_private_game_refused, test_observer_turn_refused, test_observer_bounds,
                   test_public_list_paging, test_watch_finished_game,
-                  test_resume_after_gateway_restart])
+                  test_resume_after_gateway_restart], benches=[bench_fanout])

@@ -6,6 +6,7 @@
 # account) for the bound tests, and is restarted once (observers resume by
 # seq).
 # Usage: BUILD_DIR=build-asan bash test_watch.sh [test names...]
+#        BUILD_DIR=build-rel bash test_watch.sh bench_fanout   (figures only)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
@@ -21,7 +22,7 @@ game_up 1
 limits=(--rate-write=1000 --burst-write=1000 --rate-read=1000 --burst-read=1000
     --rate-list=1000 --burst-list=1000 --rate-lookup=1000 --burst-lookup=1000)
 gateway_up "${limits[@]}"
-GW1_PORT=$GATEWAY_PORT GW1_METRICS=$GATEWAY_METRICS_PORT
+GW1_PORT=$GATEWAY_PORT GW1_METRICS=$GATEWAY_METRICS_PORT GW1_PID=$SVC_PID
 GW2_PORT=$(free_port) GW2_METRICS=$(free_port)
 mapfile -t args < <(svc_args_gateway "$GW2_PORT" "$GW2_METRICS" "$STORE_PORT" "$REDIS_PORT" "$GAME_PORTS")
 args+=(--login-per-address=0 --register-per-address=0 "${limits[@]}" --max-observers-per-game=2
@@ -33,7 +34,7 @@ printf '%s\n' "$BUILD_DIR/bin/gateway" "${args[@]}" >"$STACK_TMP/gateway-2.cmd"
 echo "$SVC_PID" >"$STACK_TMP/gateway-2.pid"
 stack_defer 'p=$(cat "$STACK_TMP/gateway-2.pid" 2>/dev/null) && stop_pid "$p" 10'
 
-export GW1_PORT GW1_METRICS GW2_PORT GW2_METRICS PG_CONNINFO STACK_TMP
+export GW1_PORT GW1_METRICS GW1_PID GW2_PORT GW2_METRICS PG_CONNINFO STACK_TMP
 export SOLVER=$BUILD_DIR/bin/scrabble-solver LEXICON=$BUILD_DIR/share/wamerican.kwg
 export SCRABBLE_REASONS_SEEN=$STACK_TMP/reasons.seen
 : >"$SCRABBLE_REASONS_SEEN"
