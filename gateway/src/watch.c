@@ -48,6 +48,7 @@ struct gw_watch_game {
     gw_watcher *head, *tail;
     int observers, live;
     bool polling;     /* a shared read is in flight */
+    int64_t poll_seq; /* ... started after the commit of this seq (0: unknown) */
     bool dirty;       /* woken during it: read once more */
     int64_t seen_seq; /* the highest seq a read of this game returned */
 };
@@ -377,6 +378,7 @@ static gw_watch_read *gw_watch__poll(gw_watch *w, gw_watch_game *g)
     }
     g->polling = true;
     g->dirty = false;
+    g->poll_seq = 0;
     return rd;
 }
 
@@ -509,11 +511,18 @@ void gw_watch_wake(gw_watch *w, int64_t game_id, int64_t seq, bool game_over)
          * without a move (a timeout) keeps the seq, so GAME_OVER always
          * wakes. */
         bool news = game_over || seq > g->seen_seq;
+        /* A read started by the event of seq N holds N (game-svc orders it
+         * after the commit), so the other events of that move need no
+         * second read. An end without a move keeps the seq: GAME_OVER
+         * always reads again. */
+        if (news && g->polling && !game_over && seq <= g->poll_seq)
+            news = false;
         if (news && g->live > 0) {
-            if (g->polling)
+            if (g->polling) {
                 g->dirty = true;
-            else
-                rd = gw_watch__poll(w, g);
+            } else if ((rd = gw_watch__poll(w, g))) {
+                g->poll_seq = game_over ? 0 : seq;
+            }
         }
     }
     pthread_mutex_unlock(&w->mu);
