@@ -70,11 +70,10 @@ static void game__run_one(game_svc *svc, game_entry *e, game_op *op, game__after
     }
 }
 
-/* Runs waiting ops in order while no commit is in flight (e->mu held). */
+/* Runs waiting ops in order while the entry is READY (e->mu held). */
 static void game__drain(game_svc *svc, game_entry *e, game__after *af)
 {
-    while (e->phase == GAME_ENTRY_READY && !e->committing && !e->reloading && !e->stale &&
-           e->wait_head)
+    while (e->state == GAME_ENTRY_READY && e->wait_head)
         game__run_one(svc, e, game__dequeue(e), af);
 }
 
@@ -272,8 +271,7 @@ static void game__load_done(void *arg, const rpc_status *st, ProtobufCMessage *r
     pthread_mutex_lock(&e->mu);
     if (st->code == GRPC_STATUS_OK &&
         game_entry_init_from_record(svc, e, (const Scrabble__V1__GameRecord *)reply, &fail) == 0) {
-        e->phase = GAME_ENTRY_READY;
-        e->stale = e->reloading = false;
+        e->state = GAME_ENTRY_READY;
         log_debug("game_loaded", "game=%lld seq=%lld moves=%zu", (long long)e->game_id,
                   (long long)e->g.seq, e->nmoves);
         if (e->g.status == GAME_STATUS_FINISHED)
@@ -289,7 +287,7 @@ static void game__load_done(void *arg, const rpc_status *st, ProtobufCMessage *r
          * reads; the waiting turns fail and the next one tries again. */
         game_op *w = e->wait_head;
         e->wait_head = e->wait_tail = NULL;
-        e->reloading = false;
+        e->state = GAME_ENTRY_STALE;
         pthread_mutex_unlock(&e->mu);
         game__fail_waiters(svc, e, w, &fail);
         return;
@@ -311,7 +309,7 @@ static void game__load_fail(game__load *ld, const rpc_status *st)
     if (fail.code == GRPC_STATUS_DEADLINE_EXCEEDED || fail.code == GRPC_STATUS_UNAVAILABLE)
         log_warn("game_load_failed", "game=%lld code=%s reason=%s", (long long)e->game_id,
                  rpc_status_code_name(fail.code), fail.reason);
-    e->phase = GAME_ENTRY_DEAD;
+    e->state = GAME_ENTRY_DEAD;
     game_cache_remove(svc->cache, e);
     game_op *w = e->wait_head;
     e->wait_head = e->wait_tail = NULL;
@@ -359,19 +357,17 @@ void game_dispatch(game_svc *svc, int64_t game_id, game_op *op)
     }
     op->entry = e;
     pthread_mutex_lock(&e->mu);
-    if (e->phase == GAME_ENTRY_DEAD) {
+    if (e->state == GAME_ENTRY_DEAD) {
         /* Invalidated between our acquire and our lock: start over. */
         pthread_mutex_unlock(&e->mu);
         game_cache_release(svc->cache, e);
         game_dispatch(svc, game_id, op);
         return;
     }
-    if (e->phase == GAME_ENTRY_LOADING ||
-        (op->is_turn && (e->committing || e->reloading || e->stale || e->wait_head))) {
-        bool reload = op->is_turn && e->phase == GAME_ENTRY_READY && e->stale && !e->reloading &&
-                      !e->committing;
+    if (e->state == GAME_ENTRY_LOADING || (op->is_turn && !game_entry_turns_open(e))) {
+        bool reload = op->is_turn && e->state == GAME_ENTRY_STALE;
         if (reload)
-            e->reloading = true;
+            e->state = GAME_ENTRY_RELOADING;
         game__enqueue(e, op);
         pthread_mutex_unlock(&e->mu);
         if (created || reload) {
@@ -791,10 +787,10 @@ int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
         rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
         return GAME_OP_DONE;
     }
-    e->committing = true;
+    e->state = GAME_ENTRY_COMMITTING;
     if (game_store_call(&svc->store, GAME_STORE_COMMIT_MOVE, &req->base, NULL, game__commit_done,
                         op) != RPC_OK) {
-        e->committing = false;
+        e->state = GAME_ENTRY_READY;
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable",
                       "store-svc call failed to start");
         return GAME_OP_DONE;
@@ -813,8 +809,8 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
     rpc_call *call = op->call;
 
     pthread_mutex_lock(&e->mu);
-    e->committing = false;
     if (st->code == GRPC_STATUS_OK) {
+        e->state = GAME_ENTRY_READY;
         /* The store's commit time is the move's time, as every later load
          * reads it back: so a retry's reply, answered from a reloaded
          * history, is the same as this one to the millisecond. */
@@ -845,10 +841,8 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
          * source of truth (at once when turns are already waiting). */
         log_warn("commit_failed", "game=%lld seq=%lld code=%s reason=%s", (long long)game_id,
                  (long long)op->pending->move.seq, rpc_status_code_name(st->code), st->reason);
-        e->stale = true;
         reload = e->wait_head != NULL;
-        if (reload)
-            e->reloading = true;
+        e->state = reload ? GAME_ENTRY_RELOADING : GAME_ENTRY_STALE;
         pthread_mutex_unlock(&e->mu);
         if (st->code == GRPC_STATUS_FAILED_PRECONDITION && strcmp(st->reason, "stale_seq") == 0)
             rpc_call_fail(call, GRPC_STATUS_FAILED_PRECONDITION, "stale_seq", "%s", st->message);

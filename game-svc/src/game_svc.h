@@ -183,7 +183,7 @@ rpc_arena *game_op_arena(game_op *op);
  * so they exist exactly when it does. Returns 0 or -1 (OOM). (game.c) */
 int game_move_events(rpc_arena *a, int64_t game_id, const game_state *g, const game_clock *c,
                      int64_t now, const game_move *m, game_event_list *l);
-/* Reloads a resident entry from the store (e->reloading set, e->mu not
+/* Reloads a resident entry from the store (e->state RELOADING, e->mu not
  * held; the ops waiting keep e alive). */
 void game_reload(game_svc *svc, game_entry *e);
 /* Runs op on e again (e->mu not held), then whatever waits. */
