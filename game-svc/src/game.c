@@ -844,10 +844,7 @@ static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage 
         reload = e->wait_head != NULL;
         e->state = reload ? GAME_ENTRY_RELOADING : GAME_ENTRY_STALE;
         pthread_mutex_unlock(&e->mu);
-        if (st->code == GRPC_STATUS_FAILED_PRECONDITION && strcmp(st->reason, "stale_seq") == 0)
-            rpc_call_fail(call, GRPC_STATUS_FAILED_PRECONDITION, "stale_seq", "%s", st->message);
-        else
-            rpc_call_fail_status(call, st);
+        rpc_call_fail_status(call, st); /* the store's status as it is: stale_seq included */
         if (reload)
             game__load_start(svc, e, true); /* the waiters' references keep e alive */
     }
