@@ -36,11 +36,6 @@
 #define DEADLINES__CLAIM_LIMIT 64
 #define DEADLINES__LEASE_MS 30000
 
-rpc_arena *game_op_arena(game_op *op)
-{
-    return op->call ? rpc_call_arena(op->call) : op->arena;
-}
-
 void game_clock_from_record(game_entry *e, const Scrabble__V1__GameRecord *rec)
 {
     game_clock *c = &e->clock;
@@ -136,7 +131,7 @@ int game_timeout_run(game_svc *svc, game_entry *e, game_op *op)
     req->n_events = ev.n;
     op->scratch = t;
     e->state = GAME_ENTRY_COMMITTING;
-    if (game_store_call(&svc->store, GAME_STORE_TIMEOUT_GAME, &req->base, NULL,
+    if (game_store_call(&svc->store, op->call, GAME_STORE_TIMEOUT_GAME, &req->base, NULL,
                         deadlines__timeout_done, op) != RPC_OK) {
         e->state = GAME_ENTRY_READY;
         return op->run(svc, e, op);
