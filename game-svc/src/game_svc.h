@@ -113,7 +113,7 @@ struct game_op {
     game_op *next; /* in the entry's wait queue / a post list */
     game_op_run_fn run;
     game_op_post_fn post;
-    bool is_turn; /* waits while a commit is in flight */
+    bool is_turn; /* runs only when game_entry_turns_open (cache.h) */
     game_svc *svc;
     rpc_call *call;       /* NULL for in-process ops: the poller's, game_turn_submit's */
     rpc_arena *arena;     /* in-process ops: their own arena, freed when done */
