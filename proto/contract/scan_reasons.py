@@ -58,6 +58,10 @@ PASSTHROUGH = {
                      "refusals (private_game, not_found, ...), relayed by gw_watch__fail",
     "gw_watch__fail": "gateway/src/watch.c: Game.WatchState's refusals, relayed",
     "game_turn_run": "game_rules_error.reason, set by rules__fail",
+    # game-svc/src/game.c: an op's failure, for its call or an in-process
+    # caller; its callers pass literals (scanned after GRPC_STATUS_*) or,
+    # from game_turn_run, game_rules_error.reason.
+    "game_op_fail": "its callers' literals and game_rules_error.reason (game_turn_run)",
     "store_op_code": "the store__reasons table",
     "rules__fail": "its callers' literals",
     "store__bad": "its callers' literals",
