@@ -249,6 +249,40 @@ def poll(what, fn, timeout=30):
         time.sleep(0.05)
 
 
+def restart_process(tmp, name, port, metrics_port=None):
+    """SIGTERM the process whose pid is in tmp/<name>.pid, wait until it is
+    gone, start it again with the command line in tmp/<name>.cmd (one
+    argument a line; output to tmp/<name>-restarted.log), write its new pid
+    and return once it accepts connections on port (and metrics_port)."""
+    import signal
+    with open(os.path.join(tmp, name + ".pid")) as f:
+        pid = int(f.read())
+    os.kill(pid, signal.SIGTERM)
+
+    def gone():
+        try:
+            return open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
+        except FileNotFoundError:
+            return True
+    poll(f"{name} (pid {pid}) to exit", gone)
+    with open(os.path.join(tmp, name + ".cmd")) as f:
+        cmd = f.read().splitlines()
+    log = open(os.path.join(tmp, name + "-restarted.log"), "ab")
+    p = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
+    with open(os.path.join(tmp, name + ".pid"), "w") as f:
+        f.write(str(p.pid))
+
+    def connects(port):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+    for p_ in (port, metrics_port):
+        if p_:
+            poll(f"{name} listening on {p_}", lambda: connects(p_))
+
+
 def run_tests(tests, benches=()):
     """The main of a test script: runs the tests named on the command line
     (all tests when none; a bench only when named), prints ok/FAIL per test

@@ -10,8 +10,6 @@ Every wait is a bounded wait for a state (an event, a metric), never a
 fixed sleep.
 """
 import os
-import signal
-import socket
 import subprocess
 import sys
 
@@ -102,30 +100,7 @@ def public_ids(edge, page_size):
 def restart_gateway2():
     """SIGTERM gateway 2, wait until it is gone, start it again with the
     same command line and port; returns once it answers."""
-    with open(os.path.join(TMP, "gateway-2.pid")) as f:
-        pid = int(f.read())
-    os.kill(pid, signal.SIGTERM)
-
-    def gone():
-        try:
-            return open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
-        except FileNotFoundError:
-            return True
-    ec.poll(f"gateway 2 (pid {pid}) to exit", gone)
-    with open(os.path.join(TMP, "gateway-2.cmd")) as f:
-        cmd = f.read().splitlines()
-    log = open(os.path.join(TMP, "gateway-2-restarted.log"), "ab")
-    p = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
-    with open(os.path.join(TMP, "gateway-2.pid"), "w") as f:
-        f.write(str(p.pid))
-
-    def answers():
-        try:
-            socket.create_connection(("127.0.0.1", int(os.environ["GW2_PORT"])), timeout=1).close()
-            return True
-        except OSError:
-            return False
-    ec.poll("gateway 2 listening", answers)
+    ec.restart_process(TMP, "gateway-2", int(os.environ["GW2_PORT"]))
 
 
 def same_move(a, b):
