@@ -323,6 +323,10 @@ store_relay *store_relay_start(store_server *srv, metrics_registry *r)
                                          "Relay pages cut short by a Redis failure (retried)");
         rl->m_pruned = metrics_counter(r, "store_events_pruned_accounts_total", NULL,
                                        "Accounts whose oldest events the prune removed");
+        /* The relay's own Postgres connection, beside the writer's and the
+         * readers' (same family, server.c). */
+        rl->db.up =
+            metrics_gauge(r, "store_db_connections_up", "role=\"relay\"", STORE_DB_CONNS_HELP);
         if (rl->redis)
             rl->m_redis_up = metrics_gauge(r, "store_events_redis_up", NULL,
                                            "1 while the event relay's connection to Redis works "

@@ -78,6 +78,12 @@ def main():
     ec.wait_metric(GW, "gateway_subscriber_queued_messages", lambda v: v == 0, timeout=30)
     ok("its backlog leaves the gauges when the stream ends")
 
+    # Postgres: the event relay's own connection is counted with the
+    # writer's and the readers'.
+    ec.poll("the relay's Postgres connection counted",
+            lambda: ec.metric(STORE, "store_db_connections_up", 'role="relay"') == 1)
+    ok('store_db_connections_up{role="relay"} is 1')
+
     # Redis: the drafts connection (game-svc) and the event relay's
     # (store-svc) report their state even while idle.
     ec.wait_metric(GAME, "game_drafts_redis_up", lambda v: v == 1, timeout=30)
