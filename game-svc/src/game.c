@@ -31,8 +31,17 @@ int64_t game_clock_now(game_svc *svc)
 /* ------------------------------------------------------------------ */
 /* Wait queue and draining                                             */
 
+/* Every op that enters or leaves a wait queue passes here, so
+ * game_ops_waiting is the sum of the queues' lengths. */
+void game_ops_waiting_add(game_svc *svc, int64_t delta)
+{
+    if (svc->m_ops_waiting)
+        metric_add(svc->m_ops_waiting, delta);
+}
+
 static void game__enqueue(game_entry *e, game_op *op)
 {
+    game_ops_waiting_add(op->svc, 1);
     op->next = NULL;
     if (e->wait_tail)
         e->wait_tail->next = op;
@@ -45,6 +54,7 @@ static game_op *game__dequeue(game_entry *e)
 {
     game_op *op = e->wait_head;
     if (op) {
+        game_ops_waiting_add(op->svc, -1);
         e->wait_head = op->next;
         if (!e->wait_head)
             e->wait_tail = NULL;
@@ -251,6 +261,7 @@ static void game__fail_waiters(game_svc *svc, game_entry *e, game_op *w, const r
 {
     while (w) {
         game_op *n = w->next;
+        game_ops_waiting_add(svc, -1);
         if (w->call)
             rpc_call_fail_status(w->call, st);
         else /* the deadline poller's: it tries again after its lease */

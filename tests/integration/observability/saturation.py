@@ -89,6 +89,7 @@ def main():
     ec.wait_metric(GAME, "game_drafts_redis_up", lambda v: v == 1, timeout=30)
     ec.wait_metric(STORE, "store_events_redis_up", lambda v: v == 1, timeout=30)
     ec.wait_metric(GAME, "game_drafts_queued_jobs", lambda v: v == 0)
+    ec.wait_metric(GAME, "game_ops_waiting", lambda v: v == 0)
     ok("game_drafts_redis_up and store_events_redis_up are 1 with Redis up")
     redis_ctl("stop")
     ec.wait_metric(GAME, "game_drafts_redis_up", lambda v: v == 0, timeout=30)
