@@ -412,6 +412,14 @@ store_next store_cancel_invitation_begin(store_op *op); /* StoreCancelInvitation
 store_next store_start_clock_begin(store_op *op);     /* StartClockRequest */
 store_next store_timeout_game_begin(store_op *op);    /* TimeoutGameRequest */
 store_next store_claim_deadlines_begin(store_op *op); /* ClaimDeadlinesRequest */
+/* bots.c: ClaimBotTurns (ClaimDeadlinesRequest), and the reserved handle
+ * prefix of bot accounts (0008_bots.sql): case-insensitive, since handles
+ * are unique in their folded form. */
+#define STORE_BOT_PREFIX "bot-"
+/* The password hash of an account nobody may log in as (bots). */
+#define STORE_LOCKED_PW_HASH "!"
+store_next store_claim_bot_turns_begin(store_op *op);
+bool store_handle_is_bot_reserved(const char *handle);
 /* Sets the clock parameters first..first+4 of a clock-writing statement
  * (remaining, turn start, deadline, its reason, warning); c may be NULL
  * (no clock: zeros). */
