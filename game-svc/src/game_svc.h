@@ -34,6 +34,9 @@ typedef struct game_config {
     int64_t abandon_after_us;    /* untimed games: a seat to move away this long loses */
     int deadline_poll_ms;        /* how often due deadlines are claimed */
     char clock_offset_file[512]; /* tests only: ms added to the game clock */
+    int bot_threads;             /* bots.c: the pool's threads (0: play no bots) */
+    int bot_queue;               /* bot turns claimed and not yet done, at most */
+    int bot_poll_ms;             /* how often due bot turns are claimed */
 } game_config;
 
 /* Fills defaults, then environment (SCRABBLE_GAME_*) and flags. Returns
@@ -60,8 +63,11 @@ const solver_lexicon *game_lexicons_get(game_lexicons *l, const char *name);
  * Returns how many were written. */
 int game_lexicons_list(game_lexicons *l, char names[][32], int max);
 
+typedef struct game_bots game_bots;
+
 typedef struct game_svc {
     game_config cfg;
+    game_bots *bots; /* bots.c */
     game_cache *cache;
     game_store store;
     game_drafts *drafts;
@@ -194,6 +200,15 @@ void game_clock_from_record(game_entry *e, const Scrabble__V1__GameRecord *rec);
 Scrabble__V1__GameClock *game_view_clock_record(rpc_arena *a, const game_clock *c, int nseats);
 /* Fills st's time_control, clock_ms and deadline_ms from e at now. */
 void game_view_time(rpc_arena *a, Scrabble__V1__GameState *st, const game_entry *e, int64_t now);
+
+/* ---- bots (bots.c) ---- */
+/* Starts the bot pool (--bot-threads) and its poller; metrics in reg.
+ * Returns 0 or -1. */
+int game_bots_start(game_svc *svc, metrics_registry *reg);
+/* Stops the poller and the pool (turns not yet chosen are left to their
+ * leases); the state stays for moves still committing until game_bots_free. */
+void game_bots_stop(game_svc *svc);
+void game_bots_free(game_svc *svc);
 
 /* ---- views: protobuf messages from cache state (view.c), in `a` ---- */
 Scrabble__V1__GameState *game_view_state(rpc_arena *a, const game_entry *e, int my_seat);
