@@ -39,6 +39,13 @@
 
 #define BOTS__LEASE_MS 10000
 #define BOTS__CLAIM_MAX 64
+/* Games this instance committed into a bot's turn, kept for the claim's
+ * preference (ClaimBotTurns.prefer_game_ids) this long, at most this many;
+ * other instances take such a turn only after --bot-takeover. */
+#define BOTS__PREFER_MS 60000
+#define BOTS__PREFER_MAX 1024
+#define BOTS__PREFER_SEND 128
+#define BOTS__HANDLE_PREFIX "bot-" /* the reserved handles (0008_bots.sql) */
 
 /* One bot turn, from its claim to its commit (malloc'd). */
 typedef struct bots__job {
@@ -65,6 +72,10 @@ struct game_bots {
     bool poller_started;
     metric *m_moves[BOT_NLEVELS], *m_failed, *m_seconds[BOT_NLEVELS], *m_cpu[BOT_NLEVELS];
     metric *m_busy;
+    /* The preferred games (BOTS__PREFER_*), oldest first, under mu. */
+    int64_t prefer_id[BOTS__PREFER_MAX];
+    int64_t prefer_ms[BOTS__PREFER_MAX];
+    int nprefer;
 };
 
 static int64_t bots__mono_us(clockid_t id)
@@ -181,6 +192,39 @@ static void *bots__worker(void *arg)
 /* ------------------------------------------------------------------ */
 /* Claiming turns                                                      */
 
+/* Drops game_id from the preferred games (under b->mu). */
+static void bots__unprefer_locked(game_bots *b, int64_t game_id)
+{
+    for (int i = 0; i < b->nprefer; i++)
+        if (b->prefer_id[i] == game_id) {
+            memmove(&b->prefer_id[i], &b->prefer_id[i + 1],
+                    (size_t)(b->nprefer - i - 1) * sizeof b->prefer_id[0]);
+            memmove(&b->prefer_ms[i], &b->prefer_ms[i + 1],
+                    (size_t)(b->nprefer - i - 1) * sizeof b->prefer_ms[0]);
+            b->nprefer--;
+            return;
+        }
+}
+
+void game_bots_after_commit(game_svc *svc, const game_entry *e)
+{
+    game_bots *b = svc->bots;
+    const game_state *g = &e->g;
+    if (!b || g->status != GAME_STATUS_ACTIVE ||
+        strncmp(g->seats[g->to_move].handle, BOTS__HANDLE_PREFIX, strlen(BOTS__HANDLE_PREFIX)) != 0)
+        return;
+    pthread_mutex_lock(&b->mu);
+    bots__unprefer_locked(b, e->game_id);
+    if (b->nprefer == BOTS__PREFER_MAX)
+        bots__unprefer_locked(b, b->prefer_id[0]);
+    b->prefer_id[b->nprefer] = e->game_id;
+    b->prefer_ms[b->nprefer] = game_now_ms();
+    b->nprefer++;
+    /* Poll now: the bot's move need not wait for the next period. */
+    pthread_cond_signal(&b->poll_cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
 /* The claim's op on the game: is the bot still to move at the claimed seq
  * in this instance's copy? Then the view is taken, under the lock, and the
  * job queued for the pool. An instance whose copy is behind the store
@@ -278,6 +322,14 @@ static void bots__poll_once(game_bots *b, rpc_arena *a)
         room = BOTS__CLAIM_MAX;
     if (room > 0)
         b->busy += room; /* reserved; the unused part is given back below */
+    /* The newest preferred games that are still fresh. */
+    int64_t prefer[BOTS__PREFER_SEND];
+    size_t nprefer = 0;
+    int64_t fresh = game_now_ms() - BOTS__PREFER_MS;
+    while (b->nprefer > 0 && b->prefer_ms[0] < fresh)
+        bots__unprefer_locked(b, b->prefer_id[0]);
+    for (int i = b->nprefer - 1; i >= 0 && nprefer < BOTS__PREFER_SEND; i--)
+        prefer[nprefer++] = b->prefer_id[i];
     pthread_mutex_unlock(&b->mu);
     if (room <= 0)
         return;
@@ -288,6 +340,9 @@ static void bots__poll_once(game_bots *b, rpc_arena *a)
     req.now_ms = game_clock_now(svc);
     req.limit = room;
     req.lease_ms = BOTS__LEASE_MS;
+    req.prefer_game_ids = prefer;
+    req.n_prefer_game_ids = nprefer;
+    req.grace_ms = svc->cfg.bot_takeover_ms;
     size_t got = 0;
     if (rpc_client_unary_sync(svc->store.ch,
                               game_store_path(&svc->store, GAME_STORE_CLAIM_BOT_TURNS), &req.base,
@@ -300,6 +355,8 @@ static void bots__poll_once(game_bots *b, rpc_arena *a)
         b->busy -= room - (int)got;
         if (b->m_busy)
             metric_set(b->m_busy, b->busy);
+        for (size_t i = 0; i < got; i++)
+            bots__unprefer_locked(b, r->deadlines[i]->game_id);
         pthread_mutex_unlock(&b->mu);
         for (size_t i = 0; i < got; i++)
             bots__claimed(b, r->deadlines[i]);

@@ -46,6 +46,10 @@ static const cfg_option config__options[] = {
     CFG_DUR_OPT(game_config, bot_poll_ms, "bot-poll", 20, 60000, "200ms",
                 "how often due bot turns are claimed from store-svc (a bot moves within about "
                 "this plus its thinking time)"),
+    CFG_DUR_OPT(game_config, bot_takeover_ms, "bot-takeover", 0, 600000, "5s",
+                "a bot turn of a game another instance holds (it committed the move before) is "
+                "taken by this one only after it has been due this long (that instance died or "
+                "fell behind); the holder moves it at once"),
     CFG_STR_OPT(game_config, clock_offset_file, "clock-offset-file", "",
                 "TESTS ONLY: a file whose number (ms) is added to the game clock, re-read at "
                 "each deadline poll, so tests can move time forward; empty: off"),

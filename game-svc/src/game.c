@@ -470,6 +470,7 @@ int game_move_events(rpc_arena *a, int64_t game_id, const game_state *g, const g
 static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m)
 {
     game_drafts_delete(svc->drafts, e->game_id, m->account_id);
+    game_bots_after_commit(svc, e);
 }
 
 /* GAME_STARTED to every seat and YOUR_TURN to seat 0, by AppendEvents

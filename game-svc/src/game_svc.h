@@ -37,6 +37,7 @@ typedef struct game_config {
     int bot_threads;             /* bots.c: the pool's threads (0: play no bots) */
     int bot_queue;               /* bot turns claimed and not yet done, at most */
     int bot_poll_ms;             /* how often due bot turns are claimed */
+    int bot_takeover_ms;         /* another instance's bot turn is taken after this */
 } game_config;
 
 /* Fills defaults, then environment (SCRABBLE_GAME_*) and flags. Returns
@@ -209,6 +210,10 @@ int game_bots_start(game_svc *svc, metrics_registry *reg);
  * leases); the state stays for moves still committing until game_bots_free. */
 void game_bots_stop(game_svc *svc);
 void game_bots_free(game_svc *svc);
+/* After a commit into e (e->mu held): when a bot is now to move, this
+ * instance prefers that turn in its claims (it holds the game) and polls at
+ * once. */
+void game_bots_after_commit(game_svc *svc, const game_entry *e);
 
 /* ---- views: protobuf messages from cache state (view.c), in `a` ---- */
 Scrabble__V1__GameState *game_view_state(rpc_arena *a, const game_entry *e, int my_seat);

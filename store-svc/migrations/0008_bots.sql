@@ -127,7 +127,12 @@ CREATE TRIGGER game_players_bot_turn AFTER INSERT ON game_players
 
 -- The due bot turns for one game-svc poll (p_now_ms is its clock), leased
 -- until p_now_ms + p_lease_ms; SKIP LOCKED keeps concurrent pollers apart.
-CREATE FUNCTION store_claim_bot_turns(p_now_ms bigint, p_limit int, p_lease_ms bigint)
+-- The caller's own games (p_prefer) at once, any other once it has been
+-- due for p_grace_ms: each game-svc instance moves the bots of the games
+-- it holds, so no other instance's copy of a game goes stale behind its
+-- back; the grace is for games whose instance died or fell behind.
+CREATE FUNCTION store_claim_bot_turns(p_now_ms bigint, p_limit int, p_lease_ms bigint,
+                                      p_prefer bigint[], p_grace_ms bigint)
     RETURNS TABLE (o_game_id bigint, o_seq bigint, o_due_ms bigint, o_account_id bigint,
                    o_level text)
     LANGUAGE plpgsql
@@ -137,6 +142,7 @@ DECLARE
 BEGIN
     FOR r IN SELECT t.game_id FROM bot_turns t
              WHERE t.due_ms <= p_now_ms AND t.claimed_until_ms <= p_now_ms
+               AND (t.game_id = ANY (p_prefer) OR t.due_ms <= p_now_ms - p_grace_ms)
              ORDER BY t.due_ms LIMIT p_limit FOR UPDATE SKIP LOCKED
     LOOP
         UPDATE bot_turns t SET claimed_until_ms = p_now_ms + p_lease_ms

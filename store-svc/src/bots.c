@@ -15,6 +15,8 @@
 #define STORE__BOT_CLAIM_MAX 256
 #define STORE__BOT_LEASE_MIN_MS 1000
 #define STORE__BOT_LEASE_MAX_MS 600000
+#define STORE__BOT_PREFER_MAX 128
+#define STORE__BOT_GRACE_MAX_MS 600000
 
 bool store_handle_is_bot_reserved(const char *handle)
 {
@@ -54,16 +56,22 @@ store_next store_claim_bot_turns_begin(store_op *op)
 {
     const Scrabble__V1__ClaimDeadlinesRequest *req = op->req;
     if (req->now_ms <= 0 || req->limit < 1 || req->limit > STORE__BOT_CLAIM_MAX ||
-        req->lease_ms < STORE__BOT_LEASE_MIN_MS || req->lease_ms > STORE__BOT_LEASE_MAX_MS) {
+        req->lease_ms < STORE__BOT_LEASE_MIN_MS || req->lease_ms > STORE__BOT_LEASE_MAX_MS ||
+        req->n_prefer_game_ids > STORE__BOT_PREFER_MAX || req->grace_ms < 0 ||
+        req->grace_ms > STORE__BOT_GRACE_MAX_MS) {
         rpc_status_set(&op->st, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
-                       "now_ms > 0, limit 1..%d, lease_ms %d..%d", STORE__BOT_CLAIM_MAX,
-                       STORE__BOT_LEASE_MIN_MS, STORE__BOT_LEASE_MAX_MS);
+                       "now_ms > 0, limit 1..%d, lease_ms %d..%d, at most %d preferred games, "
+                       "grace_ms 0..%d",
+                       STORE__BOT_CLAIM_MAX, STORE__BOT_LEASE_MIN_MS, STORE__BOT_LEASE_MAX_MS,
+                       STORE__BOT_PREFER_MAX, STORE__BOT_GRACE_MAX_MS);
         return STORE_NEXT_DONE;
     }
     op->stmt = "claim_bot_turns";
     store_op_param_i64(op, 0, req->now_ms);
     store_op_param_i64(op, 1, req->limit);
     store_op_param_i64(op, 2, req->lease_ms);
+    store_op_param_i64_array(op, 3, req->prefer_game_ids, req->n_prefer_game_ids);
+    store_op_param_i64(op, 4, req->grace_ms);
     op->step = store__bot_claim_done;
     return STORE_NEXT_WRITE;
 }

@@ -149,7 +149,8 @@ static const rpc_method_impl store__methods[] = {
     {"AppendEvents", store__h_append_events, 32768},
     {"ReadEvents", store__h_read_events, STORE__SMALL},
     {"GetLeaderboard", store__h_get_leaderboard, STORE__SMALL},
-    {"ClaimBotTurns", store__h_claim_bot_turns, STORE__SMALL},
+    /* Up to 128 preferred game ids: 10 bytes each at most. */
+    {"ClaimBotTurns", store__h_claim_bot_turns, 2048},
     {NULL, NULL, 0, false},
 };
 

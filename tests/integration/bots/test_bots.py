@@ -23,8 +23,8 @@ import edge_client as ec  # noqa: E402
 from edge_client import CallError, common_pb2 as ET  # noqa: E402
 
 GATEWAY = os.environ["GATEWAY"]
-GAME_PORT = int(os.environ["GAME_PORTS"])
-GAME_METRICS = int(os.environ["GAME_METRICS"])
+GAME_PORT = int(os.environ["GAME_PORTS"].split(",")[0])
+GAME_METRICS = int(os.environ["GAME_METRICS"].split(",")[0])
 TMP = os.environ["STACK_TMP"]
 SOLVER = os.environ["SOLVER"]
 LEXICON = os.environ["LEXICON"]
@@ -220,6 +220,26 @@ def test_restart_with_bot_to_move():
     moved = ec.poll("bot metric", lambda: ec.metric(GAME_METRICS, "game_bot_moves_total",
                                                     'level="club"'))
     assert moved >= 1
+
+
+def test_two_instances():
+    """(test_bots_two.sh) Games spread over two instances: every bot move
+    is made by the instance that holds the game (the gateway's owner), so
+    its reads show the bot's moves at once and the human plays on."""
+    games = os.environ["GAME_TARGETS"].split(",")
+    metrics = [int(m) for m in os.environ["GAME_METRICS"].split(",")]
+    p = ec.new_player(GATEWAY, "h2")
+    ids = [invite(p, [f"bot-{LEVELS[i % 3]}"]).game_id for i in range(8)]
+    for _ in range(3):
+        for gid in ids:
+            human_turn(p, my_turn_or_over(p, gid))
+    want = [0] * len(games)
+    for gid in ids:
+        st = my_turn_or_over(p, gid)
+        assert st.seq == 6, st
+        want[ec.owner(gid, games)] += 3
+    got = [int(ec.metric(m, "game_bot_moves_total") or 0) for m in metrics]
+    assert got == want, f"bot moves by instance {got}, owners {want}"
 
 
 if __name__ == "__main__":
