@@ -55,6 +55,7 @@ typedef struct bots__job {
     int level;
     int64_t claimed_ms; /* when it was claimed: the move's latency */
     bool reloaded;      /* the game was reloaded once for this claim */
+    bool passing;       /* its play was refused: it passes instead */
     bot_view view;
 } bots__job;
 
@@ -97,6 +98,8 @@ static void bots__release(game_bots *b)
 /* ------------------------------------------------------------------ */
 /* Committing a move                                                   */
 
+static void bots__start_turn(game_bots *b, bots__job *j, const solver_move *m);
+
 /* The turn's in-process call finished: the move committed, or not (a
  * player resigned meanwhile, the store is away: stale_seq, game_over,
  * unavailable). Not committed, the row stays leased and the turn comes
@@ -114,6 +117,19 @@ static void bots__committed(void *arg, const rpc_status *st, const ProtobufCMess
         log_debug("bot_moved", "game=%lld seq=%lld level=%s", (long long)j->game_id,
                   (long long)j->seq + 1, bot_level_name(j->level));
     } else {
+        /* The rules refused the bot's choice (a bug of bot_play.c: the
+         * self-play benchmark has never seen one): it passes instead, so a
+         * refused choice cannot come back with every lease and hold the
+         * game forever. */
+        if (st->code == GRPC_STATUS_INVALID_ARGUMENT && !j->passing) {
+            solver_move pass = {.kind = SOLVER_MOVE_PASS};
+            log_error("bot_move_refused", "game=%lld seq=%lld level=%s reason=%s",
+                      (long long)j->game_id, (long long)j->seq + 1, bot_level_name(j->level),
+                      st->reason);
+            j->passing = true;
+            bots__start_turn(b, j, &pass);
+            return;
+        }
         if (b->m_failed)
             metric_add(b->m_failed, 1);
         log_info("bot_move_not_committed", "game=%lld seq=%lld level=%s code=%s reason=%s",
@@ -132,6 +148,12 @@ static void bots__play(game_bots *b, bots__job *j, bot_scratch *s)
     bot_play_choose(&j->view, j->level, s, &m);
     if (b->m_cpu[j->level])
         metric_observe(b->m_cpu[j->level], (bots__mono_us(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e6);
+    bots__start_turn(b, j, &m);
+}
+
+/* Starts move m of job j as an in-process turn call. */
+static void bots__start_turn(game_bots *b, bots__job *j, const solver_move *m)
+{
     rpc_call *call = rpc_call_local_create(bots__committed, j);
     game_op *op = call ? rpc_arena_calloc(rpc_call_arena(call), 1, sizeof *op) : NULL;
     if (!op) {
@@ -149,12 +171,12 @@ static void bots__play(game_bots *b, bots__job *j, bot_scratch *s)
     op->expected_seq = j->seq;
     op->turn.placed = op->placed;
     op->turn.tiles = op->tiles;
-    if (m.kind == SOLVER_MOVE_PLAY) {
+    if (m->kind == SOLVER_MOVE_PLAY) {
         op->turn.kind = GAME_MOVE_PLAY;
-        op->turn.nplaced = bot_move_placements(&m, op->placed);
-    } else if (m.kind == SOLVER_MOVE_EXCHANGE) {
+        op->turn.nplaced = bot_move_placements(m, op->placed);
+    } else if (m->kind == SOLVER_MOVE_EXCHANGE) {
         op->turn.kind = GAME_MOVE_EXCHANGE;
-        bot_move_exchange_tiles(&m, op->tiles);
+        bot_move_exchange_tiles(m, op->tiles);
     } else {
         op->turn.kind = GAME_MOVE_PASS;
     }
