@@ -67,6 +67,7 @@ struct game_bots {
     bots__job *head, *tail;
     int busy; /* jobs queued or being chosen or committing */
     bool stop;
+    bool poke; /* poll now: a local commit made a bot the seat to move */
     int nthreads;
     pthread_t *threads;
     pthread_t poller;
@@ -243,6 +244,7 @@ void game_bots_after_commit(game_svc *svc, const game_entry *e)
     b->prefer_ms[b->nprefer] = game_now_ms();
     b->nprefer++;
     /* Poll now: the bot's move need not wait for the next period. */
+    b->poke = true;
     pthread_cond_signal(&b->poll_cv);
     pthread_mutex_unlock(&b->mu);
 }
@@ -356,23 +358,18 @@ static void bots__poll_once(game_bots *b, rpc_arena *a)
     if (room <= 0)
         return;
     Scrabble__V1__ClaimDeadlinesRequest req = SCRABBLE__V1__CLAIM_DEADLINES_REQUEST__INIT;
-    ProtobufCMessage *reply = NULL;
-    rpc_status st;
-    rpc_client_opts opts = {.timeout_ms = svc->store.timeout_ms};
-    req.now_ms = game_clock_now(svc);
     req.limit = room;
     req.lease_ms = BOTS__LEASE_MS;
     req.prefer_game_ids = prefer;
     req.n_prefer_game_ids = nprefer;
     req.grace_ms = svc->cfg.bot_takeover_ms;
     size_t got = 0;
-    if (rpc_client_unary_sync(svc->store.ch,
-                              game_store_path(&svc->store, GAME_STORE_CLAIM_BOT_TURNS), &req.base,
-                              &scrabble__v1__claim_deadlines_reply__descriptor, &opts,
-                              rpc_arena_allocator(a), &reply, &st) == GRPC_STATUS_OK) {
-        const Scrabble__V1__ClaimDeadlinesReply *r =
-            (const Scrabble__V1__ClaimDeadlinesReply *)reply;
+    const Scrabble__V1__ClaimDeadlinesReply *r =
+        game_store_claim(svc, GAME_STORE_CLAIM_BOT_TURNS, &req, a);
+    if (r)
         got = r->n_deadlines;
+    /* The room not used goes back; a failed claim used none. */
+    {
         pthread_mutex_lock(&b->mu);
         b->busy -= room - (int)got;
         if (b->m_busy)
@@ -382,13 +379,7 @@ static void bots__poll_once(game_bots *b, rpc_arena *a)
         pthread_mutex_unlock(&b->mu);
         for (size_t i = 0; i < got; i++)
             bots__claimed(b, r->deadlines[i]);
-        return;
     }
-    log_debug("claim_bot_turns_failed", "code=%s reason=%s", rpc_status_code_name(st.code),
-              st.reason);
-    pthread_mutex_lock(&b->mu);
-    b->busy -= room;
-    pthread_mutex_unlock(&b->mu);
 }
 
 static void *bots__poller(void *arg)
@@ -402,14 +393,8 @@ static void *bots__poller(void *arg)
             bots__poll_once(b, a);
             rpc_arena_reset(a);
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = ts.tv_nsec + (int64_t)b->svc->cfg.bot_poll_ms * 1000000;
-        ts.tv_sec += ns / 1000000000;
-        ts.tv_nsec = ns % 1000000000;
         pthread_mutex_lock(&b->mu);
-        while (!b->stop && pthread_cond_timedwait(&b->poll_cv, &b->mu, &ts) != ETIMEDOUT)
-            ;
+        game_poll_sleep(&b->mu, &b->poll_cv, &b->stop, &b->poke, b->svc->cfg.bot_poll_ms);
     }
     pthread_mutex_unlock(&b->mu);
     if (a)

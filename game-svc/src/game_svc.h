@@ -180,6 +180,14 @@ void game_deadlines_stop(game_svc *svc);
  * op gets its answer once the store has spoken). Returns a GAME_OP_*
  * code. */
 int game_timeout_run(game_svc *svc, game_entry *e, game_op *op);
+/* A blocking claim (the pollers' threads): req's now_ms is set to the game
+ * clock; the reply in a, or NULL when the call failed (logged). method:
+ * GAME_STORE_CLAIM_DEADLINES or GAME_STORE_CLAIM_BOT_TURNS. */
+const Scrabble__V1__ClaimDeadlinesReply *
+game_store_claim(game_svc *svc, int method, Scrabble__V1__ClaimDeadlinesRequest *req, rpc_arena *a);
+/* With mu held: waits on cv for ms, or until *stop, or until *poke (then
+ * cleared; poke may be NULL), both checked on every wake-up. */
+void game_poll_sleep(pthread_mutex_t *mu, pthread_cond_t *cv, const bool *stop, bool *poke, int ms);
 /* The arena of an op (its call's, or its own). */
 rpc_arena *game_op_arena(game_op *op);
 /* The events of move m, g being the game right after it and c its clock,
