@@ -11,8 +11,9 @@
  * each deal is played from both sides and luck of the draw mostly cancels.
  * It prints, per pair, the wins of each side (a draw counts half) and the
  * win rate of the stronger level with its 95% interval, the mean score
- * difference, then per level the time to choose a move (p50, p99, wall
- * clock) and the CPU per move (thread CPU time).
+ * difference, then per level the time to choose a move, wall clock and
+ * thread CPU time (p50, p99; the CPU mean too): on a busy machine the wall
+ * clock includes waiting for a core, the CPU time does not.
  *
  * --check exits 1 unless every stronger level won more than half of its
  * games by a margin (win rate - 1.96 standard errors > 0.5), which is the
@@ -190,9 +191,11 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < t->n; i++)
             cpu += t->cpu_us[i];
         qsort(t->wall_us, t->n, sizeof(double), selfplay__cmp);
-        printf("  %-8s moves %7zu  choose p50 %8.0f us  p99 %8.0f us  cpu/move %8.0f us\n",
+        qsort(t->cpu_us, t->n, sizeof(double), selfplay__cmp);
+        printf("  %-8s moves %7zu  wall p50 %7.0f us  p99 %7.0f us  cpu p50 %7.0f us  p99 %7.0f "
+               "us  mean %7.0f us\n",
                bot_level_name(l), t->n, t->wall_us[t->n / 2], t->wall_us[t->n * 99 / 100],
-               cpu / t->n);
+               t->cpu_us[t->n / 2], t->cpu_us[t->n * 99 / 100], cpu / t->n);
         free(t->wall_us);
         free(t->cpu_us);
     }
