@@ -5,7 +5,7 @@
  * chooses the moves (bot_play.c), and each move is committed through the
  * very turn path a player's SubmitPlay takes (game_turn_run: the seq check,
  * the rules, CommitMove with its events, the ratings of a finished game),
- * as an in-process call (rpc_call_local_create).
+ * as an in-process turn (game_turn_submit, turn.h).
  *
  * Why a pool in game-svc rather than a bot service: choosing a move needs
  * the lexicon and the game (both are here), and committing it needs the
@@ -35,6 +35,7 @@
 
 #include "bot_play.h"
 #include "game_svc.h"
+#include "turn.h"
 #include "rpc/log.h"
 
 #define BOTS__LEASE_MS 10000
@@ -99,12 +100,13 @@ static void bots__release(game_bots *b)
 /* ------------------------------------------------------------------ */
 /* Committing a move                                                   */
 
-static void bots__start_turn(game_bots *b, bots__job *j, const solver_move *m);
+static void bots__queue(game_bots *b, bots__job *j);
 
-/* The turn's in-process call finished: the move committed, or not (a
- * player resigned meanwhile, the store is away: stale_seq, game_over,
- * unavailable). Not committed, the row stays leased and the turn comes
- * back after the lease if it is still due. */
+/* The turn finished (game_turn_submit's done: perhaps under the game's
+ * lock, so nothing here calls back into game-svc): the move committed, or
+ * not (a player resigned meanwhile, the store is away: stale_seq,
+ * game_over, unavailable). Not committed, the row stays leased and the
+ * turn comes back after the lease if it is still due. */
 static void bots__committed(void *arg, const rpc_status *st, const ProtobufCMessage *reply)
 {
     bots__job *j = arg;
@@ -121,14 +123,13 @@ static void bots__committed(void *arg, const rpc_status *st, const ProtobufCMess
         /* The rules refused the bot's choice (a bug of bot_play.c: the
          * self-play benchmark has never seen one): it passes instead, so a
          * refused choice cannot come back with every lease and hold the
-         * game forever. */
+         * game forever. The pass goes through the pool's queue. */
         if (st->code == GRPC_STATUS_INVALID_ARGUMENT && !j->passing) {
-            solver_move pass = {.kind = SOLVER_MOVE_PASS};
             log_error("bot_move_refused", "game=%lld seq=%lld level=%s reason=%s",
                       (long long)j->game_id, (long long)j->seq + 1, bot_level_name(j->level),
                       st->reason);
             j->passing = true;
-            bots__start_turn(b, j, &pass);
+            bots__queue(b, j);
             return;
         }
         if (b->m_failed)
@@ -141,47 +142,51 @@ static void bots__committed(void *arg, const rpc_status *st, const ProtobufCMess
     bots__release(b);
 }
 
-/* Chooses j's move and starts its turn (on a pool thread). */
+/* Chooses j's move (or, after a refusal, a pass) and submits it through
+ * the turn path (on a pool thread). */
 static void bots__play(game_bots *b, bots__job *j, bot_scratch *s)
 {
-    solver_move m;
-    int64_t c0 = bots__mono_us(CLOCK_THREAD_CPUTIME_ID);
-    bot_play_choose(&j->view, j->level, s, &m);
-    if (b->m_cpu[j->level])
-        metric_observe(b->m_cpu[j->level], (bots__mono_us(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e6);
-    bots__start_turn(b, j, &m);
-}
-
-/* Starts move m of job j as an in-process turn call. */
-static void bots__start_turn(game_bots *b, bots__job *j, const solver_move *m)
-{
-    rpc_call *call = rpc_call_local_create(bots__committed, j);
-    game_op *op = call ? rpc_arena_calloc(rpc_call_arena(call), 1, sizeof *op) : NULL;
-    if (!op) {
-        rpc_call_local_discard(call);
+    solver_move m = {.kind = SOLVER_MOVE_PASS};
+    solver_placement placed[SOLVER_RACK_MAX];
+    char tiles[SOLVER_RACK_MAX + 1];
+    if (!j->passing) {
+        int64_t c0 = bots__mono_us(CLOCK_THREAD_CPUTIME_ID);
+        bot_play_choose(&j->view, j->level, s, &m);
+        if (b->m_cpu[j->level])
+            metric_observe(b->m_cpu[j->level], (bots__mono_us(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e6);
+    }
+    game_turn_request t = {.game_id = j->game_id,
+                           .account_id = j->account_id,
+                           .expected_seq = j->seq,
+                           .kind = GAME_MOVE_PASS};
+    if (m.kind == SOLVER_MOVE_PLAY) {
+        t.kind = GAME_MOVE_PLAY;
+        t.placed = placed;
+        t.nplaced = bot_move_placements(&m, placed);
+    } else if (m.kind == SOLVER_MOVE_EXCHANGE) {
+        t.kind = GAME_MOVE_EXCHANGE;
+        bot_move_exchange_tiles(&m, tiles);
+        t.tiles = tiles;
+    }
+    if (game_turn_submit(b->svc, &t, bots__committed, j) != 0) {
         log_warn("bot_move_dropped", "game=%lld reason=oom", (long long)j->game_id);
         free(j);
         bots__release(b);
-        return;
     }
-    op->call = call;
-    op->run = game_turn_run;
-    op->is_turn = true;
-    op->seat = -1;
-    op->account_id = j->account_id;
-    op->expected_seq = j->seq;
-    op->turn.placed = op->placed;
-    op->turn.tiles = op->tiles;
-    if (m->kind == SOLVER_MOVE_PLAY) {
-        op->turn.kind = GAME_MOVE_PLAY;
-        op->turn.nplaced = bot_move_placements(m, op->placed);
-    } else if (m->kind == SOLVER_MOVE_EXCHANGE) {
-        op->turn.kind = GAME_MOVE_EXCHANGE;
-        bot_move_exchange_tiles(m, op->tiles);
-    } else {
-        op->turn.kind = GAME_MOVE_PASS;
-    }
-    game_dispatch(b->svc, j->game_id, op); /* finishes call: bots__committed */
+}
+
+/* Hands j to the pool (any thread; never blocks beyond b->mu). */
+static void bots__queue(game_bots *b, bots__job *j)
+{
+    pthread_mutex_lock(&b->mu);
+    j->next = NULL;
+    if (b->tail)
+        b->tail->next = j;
+    else
+        b->head = j;
+    b->tail = j;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
 }
 
 static void *bots__worker(void *arg)
@@ -258,10 +263,11 @@ static int bots__claim_run(game_svc *svc, game_entry *e, game_op *op)
     game_bots *b = svc->bots;
     bots__job *j = op->scratch;
     const game_state *g = &e->g;
-    if (g->status == GAME_STATUS_ACTIVE && g->seq < j->seq && !j->reloaded) {
+    if (g->status == GAME_STATUS_ACTIVE && g->seq < j->seq && !j->reloaded &&
+        e->state == GAME_ENTRY_READY) {
         j->reloaded = true;
-        e->stale = true;
-        return GAME_OP_POST; /* bots__claim_again */
+        e->state = GAME_ENTRY_STALE; /* the next turn (this op, again) reloads first */
+        return GAME_OP_POST;         /* bots__claim_again */
     }
     if (g->status != GAME_STATUS_ACTIVE || g->seq != j->seq ||
         g->seats[g->to_move].account_id != j->account_id) {
@@ -272,14 +278,7 @@ static int bots__claim_run(game_svc *svc, game_entry *e, game_op *op)
     } else {
         bot_view_of_seat(g, g->to_move,
                          (uint64_t)j->game_id * 0x9e3779b97f4a7c15ull ^ (uint64_t)j->seq, &j->view);
-        pthread_mutex_lock(&b->mu);
-        if (b->tail)
-            b->tail->next = j;
-        else
-            b->head = j;
-        b->tail = j;
-        pthread_cond_signal(&b->cv);
-        pthread_mutex_unlock(&b->mu);
+        bots__queue(b, j);
     }
     rpc_arena_destroy(op->arena);
     return GAME_OP_DONE;
@@ -301,6 +300,19 @@ static void bots__claim_again(game_svc *svc, game_op *op)
     again->entry = NULL;
     again->next = NULL;
     game_dispatch(svc, op->game_id, again);
+}
+
+/* The claim's op ended without running (the game did not load): the
+ * turn is dropped here and comes back after its lease. */
+static void bots__claim_failed(void *arg, const rpc_status *st, const ProtobufCMessage *reply)
+{
+    bots__job *j = arg;
+    game_bots *b = j->bots;
+    (void)reply;
+    log_info("bot_turn_not_loaded", "game=%lld code=%s reason=%s", (long long)j->game_id,
+             rpc_status_code_name(st->code), st->reason);
+    free(j);
+    bots__release(b);
 }
 
 static void bots__claimed(game_bots *b, const Scrabble__V1__Deadline *d)
@@ -331,6 +343,8 @@ static void bots__claimed(game_bots *b, const Scrabble__V1__Deadline *d)
     op->scratch = j;
     op->run = bots__claim_run;
     op->post = bots__claim_again;
+    op->done = bots__claim_failed;
+    op->done_arg = j;
     op->is_turn = true;
     op->seat = -1;
     game_dispatch(b->svc, d->game_id, op);

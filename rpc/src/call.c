@@ -371,59 +371,9 @@ static void rpc__call_sent(rpc__tag *tag, bool ok)
     pthread_mutex_unlock(&c->mu);
 }
 
-/* ------------------------------------------------------------------ */
-/* In-process calls                                                    */
-
-rpc_call *rpc_call_local_create(rpc_local_done_cb done, void *arg)
-{
-    rpc_call *c = calloc(1, sizeof(*c));
-    if (!c)
-        return NULL;
-    if (!(c->arena = rpc_arena_create(0))) {
-        free(c);
-        return NULL;
-    }
-    pthread_mutex_init(&c->mu, NULL);
-    c->deadline = gpr_inf_future(GPR_CLOCK_REALTIME);
-    c->local_done = done;
-    c->local_arg = arg;
-    return c;
-}
-
-void rpc_call_local_discard(rpc_call *c)
-{
-    if (!c)
-        return;
-    pthread_mutex_destroy(&c->mu);
-    rpc_arena_destroy(c->arena);
-    free(c);
-}
-
-/* Finishes a local call: done, then the call is freed. A second finish is
- * the handler's bug, as for a wire call; it is logged and dropped. */
-static void rpc__local_finish(rpc_call *c, const rpc_status *st, const ProtobufCMessage *reply)
-{
-    pthread_mutex_lock(&c->mu);
-    bool twice = c->finish_requested;
-    c->finish_requested = true;
-    pthread_mutex_unlock(&c->mu);
-    if (twice) {
-        log_warn("finish_twice", "method=(local)");
-        return;
-    }
-    c->local_done(c->local_arg, st, reply);
-    rpc_call_local_discard(c);
-}
-
 /* Finishes the call: `msg` (taken over, may be NULL) then status. */
 static void rpc__finish(rpc_call *c, grpc_byte_buffer *msg, const rpc_status *st)
 {
-    if (c->local_done) {
-        if (msg)
-            grpc_byte_buffer_destroy(msg);
-        rpc__local_finish(c, st, NULL);
-        return;
-    }
     pthread_mutex_lock(&c->mu);
     if (c->finish_requested) {
         pthread_mutex_unlock(&c->mu);
@@ -448,10 +398,6 @@ static void rpc__finish(rpc_call *c, grpc_byte_buffer *msg, const rpc_status *st
 void rpc_call_reply(rpc_call *c, const ProtobufCMessage *reply)
 {
     rpc_status st = {.code = GRPC_STATUS_OK};
-    if (c->local_done) {
-        rpc__local_finish(c, &st, reply);
-        return;
-    }
     rpc__finish(c, rpc_pack(reply), &st);
 }
 
@@ -743,8 +689,6 @@ const char *rpc_call_method(rpc_call *c)
 {
     if (c->method)
         return c->method->path;
-    if (c->local_done)
-        return "(local)";
     return "(unknown)";
 }
 
@@ -765,8 +709,6 @@ const char *rpc_call_metadata(rpc_call *c, const char *key, size_t *len)
 
 const char *rpc_call_peer_address(rpc_call *c)
 {
-    if (!c->call)
-        return "";
     char *peer = grpc_call_get_peer(c->call);
     char host[128];
     rpc_peer_host(peer, host, sizeof host);

@@ -238,8 +238,6 @@ bool rpc__authz_check(const rpc__authz *az, rpc_call *c)
 const char *rpc_call_peer_identity(rpc_call *c)
 {
     char who[64];
-    if (!rpc_call_core(c)) /* an in-process call: no peer */
-        return NULL;
     if (rpc__peer(rpc_call_core(c), who, sizeof(who)) != 1)
         return NULL;
     return rpc_arena_strndup(rpc_call_arena(c), who, strlen(who));

@@ -98,10 +98,6 @@ struct rpc_call {
     grpc_slice status_details;
     grpc_metadata trailing[2]; /* scrabble-reason, scrabble-trace-id */
     size_t trailing_count;
-    /* An in-process call (rpc_call_local_create): no core call; finishing
-     * runs local_done instead of sending. */
-    rpc_local_done_cb local_done;
-    void *local_arg;
 };
 
 struct rpc_server {

@@ -293,19 +293,6 @@ void rpc_call_fail_status(rpc_call *call, const rpc_status *st);
  * a status (the gateway's forwarding path). */
 void rpc_call_reply_raw(rpc_call *call, grpc_byte_buffer *reply, const rpc_status *st);
 
-/* An in-process call: a handler's code run for this process itself, with
- * no client and no connection (game-svc's bots play their moves through
- * the very turn path a player's SubmitPlay takes). It has an arena, no
- * metadata, no deadline and no peer; finishing it (rpc_call_reply, _fail,
- * _fail_status, _reply_raw) runs done(arg, status, reply) on the finishing
- * thread, reply being the unpacked message for rpc_call_reply (in the
- * call's arena) and NULL otherwise, after which the call and its arena are
- * freed. done is called exactly once. NULL on OOM. */
-typedef void (*rpc_local_done_cb)(void *arg, const rpc_status *st, const ProtobufCMessage *reply);
-rpc_call *rpc_call_local_create(rpc_local_done_cb done, void *arg);
-/* Frees a local call that was never finished (its done is not called). */
-void rpc_call_local_discard(rpc_call *call);
-
 /* Server streaming: queue one message. Returns RPC_OK, RPC_EFULL when the
  * queue already holds the stream's limit (the message is not queued), or
  * RPC_ECLOSED when the call has ended. Thread-safe. */
