@@ -88,26 +88,15 @@ static int selfplay__game(const solver_lexicon *lex, uint64_t seed, const int le
         int seat = g.to_move, level = levels[seat];
         bot_view v;
         solver_move m;
-        solver_placement pl[SOLVER_RACK_MAX];
-        char tiles[SOLVER_RACK_MAX + 1];
+        bot_turn_buf buf;
         bot_view_of_seat(&g, seat, seed * 1000003u + (uint64_t)turn, &v);
         double w0 = selfplay__now_us(CLOCK_MONOTONIC);
         double c0 = selfplay__now_us(CLOCK_THREAD_CPUTIME_ID);
         bot_play_choose(&v, level, s, &m);
         selfplay__record(&times[level], selfplay__now_us(CLOCK_MONOTONIC) - w0,
                          selfplay__now_us(CLOCK_THREAD_CPUTIME_ID) - c0);
-        game_turn t = {.seat = seat};
-        if (m.kind == SOLVER_MOVE_PLAY) {
-            t.kind = GAME_MOVE_PLAY;
-            t.placed = pl;
-            t.nplaced = bot_move_placements(&m, pl);
-        } else if (m.kind == SOLVER_MOVE_EXCHANGE) {
-            t.kind = GAME_MOVE_EXCHANGE;
-            bot_move_exchange_tiles(&m, tiles);
-            t.tiles = tiles;
-        } else {
-            t.kind = GAME_MOVE_PASS;
-        }
+        game_turn t;
+        bot_move_turn(&m, seat, &buf, &t);
         if (game_rules_turn(&g, &t, 0, &next, &mv, &err) != GAME_RULES_OK) {
             fprintf(stderr, "bot-selfplay: seed %llu: %s refused: %s\n", (unsigned long long)seed,
                     bot_level_name(level), err.message);

@@ -58,7 +58,7 @@ void bot_view_of_seat(const game_state *g, int seat, uint64_t rng, bot_view *v)
     bot_view_count_unseen(v);
 }
 
-size_t bot_move_placements(const solver_move *m, solver_placement *out)
+static size_t bot__placements(const solver_move *m, solver_placement *out)
 {
     size_t n = 0;
     for (int i = 0; i < m->len && n < SOLVER_RACK_MAX; i++) {
@@ -74,12 +74,28 @@ size_t bot_move_placements(const solver_move *m, solver_placement *out)
     return n;
 }
 
-void bot_move_exchange_tiles(const solver_move *m, char *out)
+static void bot__exchange_tiles(const solver_move *m, char *out)
 {
     int n = 0;
     for (int i = 0; i < m->len && n < SOLVER_RACK_MAX; i++)
         out[n++] = m->tiles[i] ? (char)('A' + m->tiles[i] - 1) : '?';
     out[n] = 0;
+}
+
+void bot_move_turn(const solver_move *m, int seat, bot_turn_buf *buf, game_turn *t)
+{
+    memset(t, 0, sizeof *t);
+    t->seat = seat;
+    t->kind = GAME_MOVE_PASS;
+    if (m->kind == SOLVER_MOVE_PLAY) {
+        t->kind = GAME_MOVE_PLAY;
+        t->placed = buf->placed;
+        t->nplaced = bot__placements(m, buf->placed);
+    } else if (m->kind == SOLVER_MOVE_EXCHANGE) {
+        t->kind = GAME_MOVE_EXCHANGE;
+        bot__exchange_tiles(m, buf->tiles);
+        t->tiles = buf->tiles;
+    }
 }
 
 /* splitmix64: the beginner's choice, from the view's seed. */

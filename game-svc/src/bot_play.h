@@ -64,11 +64,15 @@ struct game_state;
  * rack or the bag's tiles). rng seeds the bot's own randomness. */
 void bot_view_of_seat(const struct game_state *g, int seat, uint64_t rng, bot_view *v);
 
-/* A PLAY's new tiles as placements, in board order (at most 7); returns
- * how many. */
-size_t bot_move_placements(const solver_move *m, solver_placement *out);
-/* An EXCHANGE's tiles as a rack string ("QV?"), NUL-terminated, into out
- * (at least 8 bytes). */
-void bot_move_exchange_tiles(const solver_move *m, char *out);
+/* Storage for the tiles of a turn made from a move. */
+typedef struct bot_turn_buf {
+    solver_placement placed[SOLVER_RACK_MAX];
+    char tiles[SOLVER_RACK_MAX + 1];
+} bot_turn_buf;
+struct game_turn;
+/* Move m as the rules' turn (rules.h) of seat `seat`: a PLAY's new tiles
+ * as placements in board order, an EXCHANGE's tiles as a rack string
+ * ("QV?"), a PASS; t's pointers point into buf. */
+void bot_move_turn(const solver_move *m, int seat, bot_turn_buf *buf, struct game_turn *t);
 
 #endif

@@ -147,27 +147,22 @@ static void bots__committed(void *arg, const rpc_status *st, const ProtobufCMess
 static void bots__play(game_bots *b, bots__job *j, bot_scratch *s)
 {
     solver_move m = {.kind = SOLVER_MOVE_PASS};
-    solver_placement placed[SOLVER_RACK_MAX];
-    char tiles[SOLVER_RACK_MAX + 1];
+    bot_turn_buf buf;
+    game_turn turn;
     if (!j->passing) {
         int64_t c0 = bots__mono_us(CLOCK_THREAD_CPUTIME_ID);
         bot_play_choose(&j->view, j->level, s, &m);
         if (b->m_cpu[j->level])
             metric_observe(b->m_cpu[j->level], (bots__mono_us(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e6);
     }
+    bot_move_turn(&m, -1, &buf, &turn);
     game_turn_request t = {.game_id = j->game_id,
                            .account_id = j->account_id,
                            .expected_seq = j->seq,
-                           .kind = GAME_MOVE_PASS};
-    if (m.kind == SOLVER_MOVE_PLAY) {
-        t.kind = GAME_MOVE_PLAY;
-        t.placed = placed;
-        t.nplaced = bot_move_placements(&m, placed);
-    } else if (m.kind == SOLVER_MOVE_EXCHANGE) {
-        t.kind = GAME_MOVE_EXCHANGE;
-        bot_move_exchange_tiles(&m, tiles);
-        t.tiles = tiles;
-    }
+                           .kind = turn.kind,
+                           .placed = turn.placed,
+                           .nplaced = turn.nplaced,
+                           .tiles = turn.tiles};
     if (game_turn_submit(b->svc, &t, bots__committed, j) != 0) {
         log_warn("bot_move_dropped", "game=%lld reason=oom", (long long)j->game_id);
         free(j);
