@@ -103,6 +103,10 @@ int main(int argc, char **argv)
         log_error("start_failed", "reason=deadline_poller");
         goto out;
     }
+    if (game_bots_start(&svc, reg) != 0) {
+        log_error("start_failed", "reason=bots");
+        goto out;
+    }
     log_info("started", "port=%d instance=%d store=%s redis=%s cache_mb=%d lexicon_dir=%s", port,
              svc.cfg.instance, svc.cfg.store, svc.cfg.redis, svc.cfg.cache_mb, svc.cfg.lexicon_dir);
     rpc_server_wait(server);
@@ -116,12 +120,14 @@ out:
      * thread still counting at SIGTERM wrote to freed memory (seen under
      * ASan in integration.idempotency). The deadline poller goes first: it
      * dispatches operations that call the store. */
+    game_bots_stop(&svc);
     game_deadlines_stop(&svc);
     game_store_close(&svc.store);
     game_drafts_stop(svc.drafts);
     if (server)
         rpc_server_destroy(server);
     game_cache_destroy(svc.cache);
+    game_bots_free(&svc);
     game_lexicons_free(&svc.lexicons);
     rpc_shutdown();
     return rc;
