@@ -76,6 +76,9 @@ typedef struct gw_ctx {
         metric *unknown_stripped, *too_many_items;
         metric *redis_subscribed; /* gateway_redis_subscribed, set by the watchdog */
         metric *observers, *observers_refused, *watch_reads, *watch_events; /* watch.c */
+        /* Saturation, set by the watchdog: */
+        metric *auth_entries, *auth_capacity;
+        metric *stream_queued, *stream_queued_max, *stream_queue_limit;
     } m;
 } gw_ctx;
 

@@ -241,9 +241,13 @@ int lt_seed_reset_games(PGconn *pg, char *err, size_t errlen)
                    "TRUNCATE events, event_horizon; END IF; END$$",
                    0, NULL, NULL, err, errlen) != 0)
         return -1;
+    /* bot_turns (migration 0008) refers to games, so it goes in the same
+     * TRUNCATE when the schema has it. */
     return lt_pg_exec(pg,
-                      "TRUNCATE game_moves, game_players, chat_messages, game_deadlines, games, "
-                      "invitation_seats, invitations, account_stats, rating_history, ratings",
+                      "DO $$BEGIN EXECUTE 'TRUNCATE game_moves, game_players, chat_messages, "
+                      "game_deadlines, games, invitation_seats, invitations, account_stats, "
+                      "rating_history, ratings' || CASE WHEN to_regclass('bot_turns') IS NOT NULL "
+                      "THEN ', bot_turns' ELSE '' END; END$$",
                       0, NULL, NULL, err, errlen);
 }
 

@@ -116,6 +116,7 @@ STORE__HANDLER(store__h_append_events, "AppendEvents", store_append_events_begin
 STORE__HANDLER(store__h_read_events, "ReadEvents", store_read_events_begin)
 STORE__HANDLER(store__h_get_leaderboard, "GetLeaderboard", store_get_leaderboard_begin)
 STORE__HANDLER(store__h_list_public_games, "ListPublicGames", store_list_public_games_begin)
+STORE__HANDLER(store__h_claim_bot_turns, "ClaimBotTurns", store_claim_bot_turns_begin)
 
 /* Request size bounds: what each method can legitimately carry (a handle
  * is at most 128 bytes of UTF-8, a password 1024 bytes, a bio 280
@@ -150,6 +151,8 @@ static const rpc_method_impl store__methods[] = {
     {"ReadEvents", store__h_read_events, STORE__SMALL},
     {"GetLeaderboard", store__h_get_leaderboard, STORE__SMALL},
     {"ListPublicGames", store__h_list_public_games, STORE__SMALL},
+    /* Up to 128 preferred game ids: 10 bytes each at most. */
+    {"ClaimBotTurns", store__h_claim_bot_turns, 2048},
     {NULL, NULL, 0, false},
 };
 
@@ -186,6 +189,7 @@ static const rpc_allow_rule store__allow[] = {
     {"GetInvitation", "admin"},
     {"FinishGame", "admin"},
     {"ListPublicGames", "gateway"},
+    {"ClaimBotTurns", "game-svc"},
     {NULL, NULL},
 };
 

@@ -57,6 +57,10 @@ const store_stmt store_statements[] = {
      "SELECT o_kind, o_game_id, o_seq, o_due_ms, o_end_reason, o_account_id, o_deadline_ms, "
      "ratings_json_rated(o_invitation) FROM store_claim_deadlines($1, $2, $3)",
      3},
+    {"claim_bot_turns",
+     "SELECT o_game_id, o_seq, o_due_ms, o_account_id, o_level "
+     "FROM store_claim_bot_turns($1, $2, $3, $4::bigint[], $5)",
+     5},
     {"finish_game",
      "SELECT o_code, o_game FROM store_finish_game_ev($1, $2, $3::int[], $4::int[], "
      "$5::bigint[], $6::text[])",

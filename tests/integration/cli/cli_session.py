@@ -348,6 +348,12 @@ def main():
                 raise Fail("watch GAME exited %d at the end of the game" % rc)
         finally:
             spec.close()
+        step("alice plays the computer: invite bot-club starts a game; after her pass the bot moves")
+        m = alice.cmd("invite bot-club", r"game (\d+) has started")
+        bot_game = m.group(1)
+        alice.cmd("pass %s" % bot_game, r"PASS|pass", "alice's pass")
+        alice.shell.expect(r"game %s: bot-club [^\n]+" % bot_game, what="the bot's move, live")
+        alice.shell.expect(r"game %s: your turn \(seq 2\)" % bot_game, what="YOUR_TURN after the bot")
 
         step("quit both shells")
         for p in players:
