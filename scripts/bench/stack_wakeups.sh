@@ -25,6 +25,10 @@
 #          call for the gateway, game-svc and the driver),
 #          STACK_ENV (extra environment for scripts/stack.sh start, e.g.
 #          "SCRABBLE_GATEWAY_WORKERS=1"), DRIVER_ARGS (extra loadtest flags).
+#          A BUILD_DIRS entry may carry its own settings after '+':
+#          "build-lt+SCRABBLE_GATEWAY_WORKERS=1+SCRABBLE_LOADTEST_LOOPS=1" runs
+#          that build with those variables set for the stack and the driver,
+#          so two configurations of one build alternate like two builds.
 #
 # The stack is started and stopped by this script (scripts/stack.sh with
 # SKIP_BUILD=1). Loopback only; each run is bounded by RAMP+WARM+WINDOW plus
@@ -54,7 +58,7 @@ GAME_PORT=$((7100 + PORT_OFFSET)) STORE_PORT=$((7200 + PORT_OFFSET))
 tmp=$(mktemp -d)
 dpid=
 stack() { # BUILD CMD
-    env SKIP_BUILD=1 BUILD_DIR="$1" VAR_DIR="$VAR_DIR" PORT_OFFSET="$PORT_OFFSET" $STACK_ENV \
+    env SKIP_BUILD=1 BUILD_DIR="$1" VAR_DIR="$VAR_DIR" PORT_OFFSET="$PORT_OFFSET" $STACK_ENV $run_env \
         "$REPO/scripts/stack.sh" "$2" >"$tmp/stack.log" 2>&1
 }
 cleanup() {
@@ -110,15 +114,20 @@ perf_value() { # FILE EVENT
 
 groups=(gateway game-svc store-svc postgres redis driver)
 printf 'human-paced players (--tick %s --think %s), ramp %ss, warm-up %ss, window %ss\n' "$TICK" "$THINK" "$RAMP" "$WARM" "$WINDOW"
-printf '%-10s %6s %-10s %7s %8s %7s %7s %8s %9s %s\n' build players process calls/s cpu_us vol invol wakeups syscalls load
+printf '%-18s %6s %-10s %7s %8s %7s %7s %8s %9s %s\n' build players process calls/s cpu_us vol invol wakeups syscalls load
 for ((round = 1; round <= ROUNDS; round++)); do
     for players in "${players_list[@]}"; do
-        for build in $BUILD_DIRS; do
+        for entry in $BUILD_DIRS; do
+            build=${entry%%+*}
+            run_env=
+            [ "$build" = "$entry" ] || run_env=${entry#*+}
+            run_env=${run_env//+/ }
             bdir=$(cd "$build" && pwd)
             bname=$(basename "$(dirname "$bdir")")/$(basename "$bdir")
+            [ -z "$run_env" ] || bname+="+$(echo "$run_env" | sed -E 's/SCRABBLE_//g; s/=/:/g; s/ /+/g' | tr 'A-Z' 'a-z')"
             cur_build=$bdir
             stack "$bdir" start || { cat "$tmp/stack.log" >&2; exit 1; }
-            PGPASSFILE=$VAR_DIR/secrets/pg-scrabble_loadtest.pgpass \
+            env PGPASSFILE="$VAR_DIR/secrets/pg-scrabble_loadtest.pgpass" $run_env \
                 "$bdir/bin/loadtest" run --target "127.0.0.1:$GW_PORT" \
                 --pg "host=127.0.0.1 port=$PG_PORT dbname=scrabble user=scrabble_loadtest" \
                 --procs "gateway=$GW_PORT,game-svc=$GAME_PORT,store-svc=$STORE_PORT,postgres+=$PG_PORT,redis=$REDIS_PORT,self,machine" \
@@ -162,7 +171,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
                 awk -v b="$bname" -v n="$players" -v g="$g" -v calls="$calls" -v s="$WINDOW" -v hz="$hz" \
                     -v ticks=$((t1 - t0)) -v vol=$((v1 - v0)) -v inv=$((i1 - i0)) -v wk="${wk:-0}" -v sc="${sc:-0}" \
                     -v load="$load0-$load1" \
-                    'BEGIN { printf "%-10s %6d %-10s %7.0f %8.1f %7.2f %7.2f %8.2f %9.2f %s\n", b, n, g, calls / s,
+                    'BEGIN { printf "%-18s %6d %-10s %7.0f %8.1f %7.2f %7.2f %8.2f %9.2f %s\n", b, n, g, calls / s,
                              ticks / hz * 1e6 / calls, vol / calls, inv / calls, wk / calls, sc / calls, load }'
                 if [ "$THREADS" = 1 ] && [ -f "$tmp/thr0.$g" ]; then
                     join "$tmp/thr0.$g" "$tmp/thr1.$g" | awk -v calls="$calls" \
