@@ -29,6 +29,7 @@ struct rpc_loop {
     char name[32];
     atomic_long pending; /* client calls started on this loop, not completed */
     bool started;
+    bool polled; /* rpc_loop_create: its owner's thread runs it */
     /* Server call objects finished on this loop, kept for reuse (touched
      * only by the loop's own thread). */
     struct rpc_call *free_calls;

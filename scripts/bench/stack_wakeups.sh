@@ -31,8 +31,9 @@
 #          so two configurations of one build alternate like two builds.
 #
 # The stack is started and stopped by this script (scripts/stack.sh with
-# SKIP_BUILD=1). Loopback only; each run is bounded by RAMP+WARM+WINDOW plus
-# the driver's own hard bound.
+# SKIP_BUILD=1). Loopback only; each run is bounded by RAMP+WARM+WINDOW+20 s
+# (the driver's step, which outlasts the window) plus the driver's own hard
+# bound.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -131,23 +132,27 @@ for ((round = 1; round <= ROUNDS; round++)); do
                 "$bdir/bin/loadtest" run --target "127.0.0.1:$GW_PORT" \
                 --pg "host=127.0.0.1 port=$PG_PORT dbname=scrabble user=scrabble_loadtest" \
                 --procs "gateway=$GW_PORT,game-svc=$GAME_PORT,store-svc=$STORE_PORT,postgres+=$PG_PORT,redis=$REDIS_PORT,self,machine" \
-                --steps "$players" --step-duration "$((RAMP + WARM + WINDOW + 3))s" --ramp "${RAMP}s" \
+                --steps "$players" --step-duration "$((RAMP + WARM + WINDOW + 20))s" --ramp "${RAMP}s" \
                 --tick "$TICK" --think "$THINK" --reset --progress 60s --out "$tmp/lt.json" --html "$tmp/lt.html" \
                 $DRIVER_ARGS >"$tmp/lt.out" 2>&1 &
             dpid=$!
             sleep "$((RAMP + WARM))"
-            load0=$(cut -d' ' -f1 /proc/loadavg)
+            # Pids first, then the perf counters, then the /proc snapshot and
+            # the call count as close together as the shell allows.
             declare -A c0=() pp=()
+            for g in "${groups[@]}"; do pp[$g]=$(group_pids "$g" | xargs); done
             for g in "${groups[@]}"; do
-                pp[$g]=$(group_pids "$g" | xargs)
-                c0[$g]=$(counters ${pp[$g]})
                 perf stat -x, -e sched:sched_wakeup,raw_syscalls:sys_enter -p "${pp[$g]// /,}" \
                     -o "$tmp/perf.$g" -- sleep "$WINDOW" 2>/dev/null &
+            done
+            for g in "${groups[@]}"; do
+                c0[$g]=$(counters ${pp[$g]})
                 if [ "$THREADS" = 1 ] && [[ $g =~ ^(gateway|game-svc|driver)$ ]]; then
                     thread_switches "${pp[$g]}" >"$tmp/thr0.$g"
                 fi
             done
             n0=$(edge_calls)
+            load0=$(cut -d' ' -f1 /proc/loadavg)
             sleep "$WINDOW"
             n1=$(edge_calls)
             declare -A c1=()
