@@ -34,6 +34,8 @@
 # SKIP_BUILD=1). Loopback only; each run is bounded by RAMP+WARM+WINDOW+20 s
 # (the driver's step, which outlasts the window) plus the driver's own hard
 # bound.
+# STACK_ENV, run_env, DRIVER_ARGS and the pid lists are word lists on purpose.
+# shellcheck disable=SC2086,SC2046
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -125,7 +127,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
             run_env=${run_env//+/ }
             bdir=$(cd "$build" && pwd)
             bname=$(basename "$(dirname "$bdir")")/$(basename "$bdir")
-            [ -z "$run_env" ] || bname+="+$(echo "$run_env" | sed -E 's/SCRABBLE_//g; s/=/:/g; s/ /+/g' | tr 'A-Z' 'a-z')"
+            [ -z "$run_env" ] || bname+="+$(echo "$run_env" | sed -E 's/SCRABBLE_//g; s/=/:/g; s/ /+/g' | tr '[:upper:]' '[:lower:]')"
             cur_build=$bdir
             stack "$bdir" start || { cat "$tmp/stack.log" >&2; exit 1; }
             env PGPASSFILE="$VAR_DIR/secrets/pg-scrabble_loadtest.pgpass" $run_env \
