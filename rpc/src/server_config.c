@@ -27,7 +27,8 @@ void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metri
      * human-paced players (issue 18, scripts/bench/stack_wakeups.sh); every
      * handler is non-blocking (Postgres readers, Redis drafts and the
      * deadline poller run on their own threads), so one worker is never
-     * stuck behind a slow call. Raise it where one core is not enough. */
+     * stuck behind a slow call. Raise it where one core is not enough, and
+     * on a public port (the gateway keeps two, see gateway/src/config.c). */
     cfg->workers = 1;
     cfg->max_message_bytes = 4 * RPC__MIB;
     cfg->max_concurrent_streams = 1000;
