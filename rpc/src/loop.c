@@ -1,6 +1,7 @@
 /*
  * loop.c — threads that drain completion queues (server workers and client
- * loops, each calling the rpc__tag of every event), the client-side choice
+ * loops, each calling the rpc__tag of every event), queues their owner's
+ * thread polls instead (rpc_loop_create/rpc_loop_poll), the client-side choice
  * of which queue a call completes on (the caller's worker, a loop named in
  * the options, or the shared client loop), the process set-up every binary
  * starts with (rpc_init: open-file limit, signal mask, grpc_init) and
