@@ -128,27 +128,21 @@ static int walk(walk_t *w, uint32_t list, int depth, u128 key, uint32_t letters)
 static void sub_build(solver_lexicon *lex, const walk_t *w)
 {
     size_t slots = 1024;
-    while (slots < w->nsub + w->nsub / 4) /* anagrams share keys: fewer distinct */
+    /* At most nsub distinct keys (anagrams share theirs), so at least a
+     * fifth of the slots stay empty and every probe chain ends. */
+    while (slots < w->nsub + w->nsub / 4)
         slots *= 2;
     lex->sub = calloc(slots, sizeof *lex->sub);
     if (!lex->sub)
         return;
     lex->sub_mask = slots - 1;
-    size_t used = 0;
     for (size_t i = 0; i < w->nsub; i++) {
         uint64_t tag = SUB_TAG(w->sub[i]), bit = 1ull << (w->sub_c[i] - 1);
         size_t h = SUB_HOME(w->sub[i], lex->sub_mask);
         while (lex->sub[h] && (lex->sub[h] >> 26 << 26) != tag)
             h = (h + 1) & lex->sub_mask;
-        if (!lex->sub[h]) {
-            if (++used > slots - slots / 8) { /* the estimate was short: no table */
-                free(lex->sub);
-                lex->sub = NULL;
-                lex->sub_mask = 0;
-                return;
-            }
+        if (!lex->sub[h])
             lex->sub[h] = tag;
-        }
         lex->sub[h] |= bit;
     }
 }
