@@ -170,6 +170,7 @@ static void deadlines__timeout_done(void *arg, const rpc_status *st, ProtobufCMe
                  rpc_status_code_name(st->code), st->reason);
         e->state = GAME_ENTRY_RELOADING;
         reload = true;
+        game_ops_waiting_add(svc, 1);
         op->next = e->wait_head;
         e->wait_head = op;
         if (!e->wait_tail)

@@ -71,6 +71,7 @@ typedef struct game_svc {
     metric *m_cache_entries, *m_cache_bytes, *m_cache_misses, *m_evictions;
     metric *m_timeouts, *m_warnings, *m_invitations_expired;
     metric *m_clock_offset; /* the test-only offset in force (0 in production) */
+    metric *m_ops_waiting;  /* calls in the games' wait queues (game.c, deadlines.c) */
     /* The deadline poller (deadlines.c). */
     _Atomic int64_t clock_offset_ms; /* from --clock-offset-file; 0 in production */
     pthread_t poller;
@@ -148,6 +149,9 @@ struct game_op {
  * resident, queues it behind a load or a commit otherwise. Finishes the call
  * itself on any failure. */
 void game_dispatch(game_svc *svc, int64_t game_id, game_op *op);
+/* game_ops_waiting += delta: whoever puts an op into an entry's wait queue
+ * or takes one out (e->mu held) says so here. */
+void game_ops_waiting_add(game_svc *svc, int64_t delta);
 
 /* An op's outcome, whoever asked: its call's reply or status, or for an
  * in-process op its done function (then its arena, and the op, are freed).

@@ -85,6 +85,9 @@ int main(int argc, char **argv)
         svc.m_clock_offset =
             metrics_gauge(reg, "game_clock_offset_seconds", NULL,
                           "seconds added to the game clock by --clock-offset-file (tests only; 0)");
+        svc.m_ops_waiting = metrics_gauge(reg, "game_ops_waiting", NULL,
+                                          "Calls queued behind a game's load, reload or commit "
+                                          "in flight");
     }
     if (rpc_server_allow(server, &scrabble__v1__game__descriptor, game_allow) != 0 ||
         rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {

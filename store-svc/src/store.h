@@ -255,6 +255,10 @@ typedef struct store_metrics {
     metric *reader_conns_up;    /* store_db_connections_up{role="reader"} */
 } store_metrics;
 
+/* HELP of store_db_connections_up, whose roles two modules register. */
+#define STORE_DB_CONNS_HELP                                                                        \
+    "Postgres connections up, by role (the writer; the reader pool; the event relay)"
+
 /* Registers the store metrics in r (NULL: a private registry is created and
  * owned by the server). */
 void store_metrics_init(store_metrics *m, metrics_registry *r);
