@@ -173,6 +173,10 @@ void game_deadlines_stop(game_svc *svc);
  * op gets its answer once the store has spoken). Returns a GAME_OP_*
  * code. */
 int game_timeout_run(game_svc *svc, game_entry *e, game_op *op);
+/* seeks.c: on the poller thread, creates and announces the game of a
+ * claimed DEADLINE_KIND_SEEK_MATCH (d->invitation), as CreateGame would;
+ * every step is idempotent. Blocking; scratch in a. */
+void game_seek_create(game_svc *svc, rpc_arena *a, const Scrabble__V1__Deadline *d);
 /* The arena of an op (its call's, or its own). */
 rpc_arena *game_op_arena(game_op *op);
 /* The events of move m, g being the game right after it and c its clock,

@@ -92,6 +92,7 @@ struct gw_req {
     const char *token;                         /* auth.c: while ResolveSession runs */
     struct Scrabble__V1__Invitation *invited;  /* invitations.c: while AppendEvents runs */
     struct Scrabble__V1__Invitation *accepted; /* invitations.c: while CreateGame runs */
+    struct Scrabble__V1__Seek *seek;           /* seeks.c: while CreateGame runs */
     bool stripped;          /* the request had unknown fields: forward r->msg re-packed */
     const char *handle_key; /* accounts.c: the throttle key of a Login/Register */
 };
@@ -148,6 +149,15 @@ void gw_inv_invite(gw_req *r);
 void gw_inv_respond(gw_req *r);
 void gw_inv_cancel(gw_req *r);
 void gw_inv_list(gw_req *r);
+/* Runs next(r) once every game-svc instance has `lexicon` (empty: the
+ * default, at once); else finishes r NOT_FOUND unknown_lexicon, or with
+ * the failure when no instance answered. lexicon must live as long as r. */
+void gw_lexicon_check(gw_req *r, const char *lexicon, gw_action next);
+
+/* seeks.c: Seek (and CreateGame when it matched), CancelSeek, ListSeeks. */
+void gw_seek_post(gw_req *r);
+void gw_seek_cancel(gw_req *r);
+void gw_seek_list(gw_req *r);
 
 /* subscribe.c: the Subscribe action. */
 void gw_subscribe(gw_req *r);

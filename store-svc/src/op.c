@@ -127,6 +127,10 @@ static const struct {
     {"bad_seat", GRPC_STATUS_INVALID_ARGUMENT, "move.seat and move.account_id do not match a seat"},
     {"lexicon_not_rated", GRPC_STATUS_FAILED_PRECONDITION,
      "rated games of this time-control family are not played with this lexicon; family"},
+    {"seek_limit", GRPC_STATUS_RESOURCE_EXHAUSTED,
+     "too many open seeks: cancel one or wait for a match; the limit is"},
+    {"not_seeker", GRPC_STATUS_PERMISSION_DENIED, "only the seeker may cancel a seek"},
+    {"seek_closed", GRPC_STATUS_FAILED_PRECONDITION, "the seek is matched or expired"},
 };
 
 bool store_op_code(store_op *op, const char *code, const char *detail)

@@ -54,6 +54,8 @@ typedef struct store_config {
     int events_keep;           /* ... and at most this many per account */
     int events_prune_ms;       /* how often the prune runs */
     int64_t invitation_ttl_us; /* an unanswered invitation expires this long after Invite */
+    int64_t seek_ttl_us;       /* an unmatched seek expires this long after Seek (and at most) */
+    int seek_max_open;         /* open seeks one account may hold */
 } store_config;
 
 /* Fills cfg from defaults, SCRABBLE_STORE_* and argv[first..]. Returns
@@ -455,6 +457,14 @@ typedef struct store_relay store_relay;
 store_relay *store_relay_start(store_server *srv, metrics_registry *r);
 void store_relay_stop(store_relay *rl);
 store_next store_get_leaderboard_begin(store_op *op); /* GetLeaderboardRequest (ratings.c) */
+
+/* Seeks (seeks.c, 0010_seeks.sql). */
+#define STORE_SEEK_RATING_MAX 4000
+store_next store_post_seek_begin(store_op *op);   /* StorePostSeekRequest */
+store_next store_cancel_seek_begin(store_op *op); /* StoreCancelSeekRequest */
+store_next store_list_seeks_begin(store_op *op);  /* ListSeeksRequest */
+/* A Seek from store_seek_json(). */
+ProtobufCMessage *store_json_seek(rpc_arena *a, const struct cJSON *j);
 /* Column `col` of row 0 (a ratings_json() or ratings_history_json() array)
  * into whichever of ratings / history is given. STORE_OK (also for a NULL
  * column: none), STORE_ERROR on malformed JSON or no memory. */
