@@ -133,7 +133,17 @@ void gw_seek_cancel(gw_req *r)
 
 void gw_seek_list(gw_req *r)
 {
-    /* The request is store-svc's as is: nothing of the caller's in it. */
-    gw_store_call(r, GW_STORE(ListSeeks), r->msg, &scrabble__v1__list_seeks_reply__descriptor,
+    const Scrabble__V1__ListSeeksRequest *in = (const Scrabble__V1__ListSeeksRequest *)r->msg;
+    Scrabble__V1__StoreListSeeksRequest *q =
+        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__StoreListSeeksRequest,
+                      scrabble__v1__store_list_seeks_request__init);
+    if (gw_out_of_memory(r, q))
+        return;
+    q->account_id = r->who.account_id;
+    q->page_size = in->page_size;
+    q->page_token = in->page_token;
+    q->lexicon = in->lexicon;
+    q->mine = in->mine;
+    gw_store_call(r, GW_STORE(ListSeeks), &q->base, &scrabble__v1__list_seeks_reply__descriptor,
                   gw_store_relay);
 }

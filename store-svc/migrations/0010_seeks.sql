@@ -48,9 +48,11 @@ CREATE TABLE seeks (
 );
 -- Matching and ListSeeks: the open seeks of a pool, oldest first.
 CREATE INDEX seeks_open ON seeks (lexicon, seats, id) WHERE status = 1;
--- The expiry sweep, and the per-account limit.
+-- The expiry sweep.
 CREATE INDEX seeks_expiry ON seeks (expires_at) WHERE status = 1;
-CREATE INDEX seeks_account ON seeks (account_id) WHERE status = 1;
+-- The per-account limit, and ListSeeks(mine): an account's seeks, newest
+-- first.
+CREATE INDEX seeks_account ON seeks (account_id, id);
 
 CREATE TABLE seek_matches (
     invitation_id bigint PRIMARY KEY REFERENCES invitations (id) ON DELETE CASCADE,

@@ -114,7 +114,8 @@ store_next store_cancel_seek_begin(store_op *op)
 }
 
 /* The page token: the last seek id of the page, as 16 lower-case hex
- * digits (opaque to clients). */
+ * digits (opaque to clients); the next page starts after it (the lobby,
+ * oldest first) or before it (mine, newest first). */
 static store_next store__list_done(store_op *op, PGresult *res)
 {
     int n = PQntuples(res);
@@ -142,7 +143,7 @@ static store_next store__list_done(store_op *op, PGresult *res)
 
 store_next store_list_seeks_begin(store_op *op)
 {
-    const Scrabble__V1__ListSeeksRequest *req = op->req;
+    const Scrabble__V1__StoreListSeeksRequest *req = op->req;
     const char *why;
     uint64_t after = 0;
     if (req->page_size < 0 || req->page_size > STORE__LIST_MAX) {
@@ -161,8 +162,13 @@ store_next store_list_seeks_begin(store_op *op)
         return store_op_bad(op, why, "lexicon");
     int want = req->page_size ? req->page_size : STORE__LIST_DEFAULT;
     op->scratch = (void *)(intptr_t)want;
-    op->stmt = "seek_list";
-    store_op_param_text(op, 0, req->lexicon);
+    if (req->mine) {
+        op->stmt = "seek_list_mine";
+        store_op_param_i64(op, 0, req->account_id);
+    } else {
+        op->stmt = "seek_list";
+        store_op_param_text(op, 0, req->lexicon);
+    }
     store_op_param_i64(op, 1, (int64_t)after);
     store_op_param_i64(op, 2, want + 1);
     op->step = store__list_done;

@@ -127,6 +127,12 @@ const store_stmt store_statements[] = {
      "SELECT store_seek_json(s.id) FROM seeks s WHERE s.status = 1 AND s.expires_at > now() "
      "AND ($1 = '' OR s.lexicon = $1) AND s.id > $2 ORDER BY s.id LIMIT $3",
      3},
+    /* ListSeeks(mine): account $1's seeks of every status, newest first,
+     * before seek id $2 (0: from the newest), $3 rows. */
+    {"seek_list_mine",
+     "SELECT store_seek_json(s.id) FROM seeks s WHERE s.account_id = $1 "
+     "AND ($2 = 0 OR s.id < $2) ORDER BY s.id DESC LIMIT $3",
+     3},
     {"get_invitation",
      "SELECT ratings_json_rated(store_invitation_json(id)) FROM invitations WHERE id = $1", 1},
     /* Game (seq 0 row, as JSON with its seats) and every move, one

@@ -462,7 +462,7 @@ store_next store_get_leaderboard_begin(store_op *op); /* GetLeaderboardRequest (
 #define STORE_SEEK_RATING_MAX 4000
 store_next store_post_seek_begin(store_op *op);   /* StorePostSeekRequest */
 store_next store_cancel_seek_begin(store_op *op); /* StoreCancelSeekRequest */
-store_next store_list_seeks_begin(store_op *op);  /* ListSeeksRequest */
+store_next store_list_seeks_begin(store_op *op);  /* StoreListSeeksRequest */
 /* A Seek from store_seek_json(). */
 ProtobufCMessage *store_json_seek(rpc_arena *a, const struct cJSON *j);
 /* Column `col` of row 0 (a ratings_json() or ratings_history_json() array)

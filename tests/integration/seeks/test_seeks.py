@@ -168,6 +168,10 @@ def test_match_starts_game():
         assert [g.game_id for g in p.games()] == [k2.game_id]
     st = a.call("GetState", game_id=k2.game_id)
     assert st.time_control == tc, st
+    # ListSeeks(mine) tells the first seeker what became of its seek.
+    [mine] = a.call("ListSeeks", mine=True).seeks
+    assert mine.seek_id == k1.seek_id and mine.status == ET.SEEK_STATUS_MATCHED, mine
+    assert mine.game_id == k2.game_id and mine.invitation_id == k2.invitation_id, mine
     assert k1.seek_id not in open_ids() and k2.seek_id not in open_ids()
 
 
@@ -319,6 +323,18 @@ def test_list_seeks_paged():
     assert not ps[0].call("ListSeeks", lexicon="nosuchlexicon").seeks
     for p, k in zip(ps, ks):
         p.call("CancelSeek", seek_id=k.seek_id)
+    # mine: every status, newest first, paged.
+    a = ps[0]
+    more = [a.seek(pool()).seek_id for _ in range(2)]
+    got, token = [], ""
+    while True:
+        r = a.call("ListSeeks", mine=True, page_size=1, page_token=token)
+        got += [(s.seek_id, s.status) for s in r.seeks]
+        if not r.next_page_token:
+            break
+        token = r.next_page_token
+    assert got == [(more[1], ET.SEEK_STATUS_OPEN), (more[0], ET.SEEK_STATUS_OPEN),
+                   (ks[0].seek_id, ET.SEEK_STATUS_CANCELLED)], got
 
 
 TESTS = [test_impossible_and_bad_seeks, test_cancel_someone_elses_seek, test_seek_limit,
