@@ -126,6 +126,15 @@ void cli_events_destroy(cli_ctx *ctx);
 
 int cli_shell(cli_ctx *ctx);
 int cli_watch(cli_ctx *ctx);
+/* Blocks SIGINT and SIGTERM in the calling thread and returns a signalfd
+ * that reads them (-1 on error): how a waiting command notices Ctrl-C. */
+int cli_signalfd(void);
+
+/* ---- seek.c: the lobby ------------------------------------------------ */
+
+/* `seek [options]`, `seek list [mine]`, `seek cancel ID` (argv[0] is
+ * "seek"). Returns an exit code. */
+int cli_seek(cli_ctx *ctx, int argc, char **argv);
 
 int64_t cli_now_ms(void);
 

@@ -450,6 +450,11 @@ static int cmd_shell(cli_ctx *ctx, int argc, char **argv)
     return cli_shell(ctx);
 }
 
+static int cmd_seek(cli_ctx *ctx, int argc, char **argv)
+{
+    return cli_seek(ctx, argc, argv);
+}
+
 static int cmd_help(cli_ctx *ctx, int argc, char **argv)
 {
     cli_print_commands(stdout);
@@ -473,6 +478,8 @@ static const cmd cmd__table[] = {
     {"exchange", 2, -1, true, cmd_exchange, "GAME TILES", "swap tiles with the bag ('?' = blank)"},
     {"resign", 1, 1, true, cmd_resign, "GAME", "resign the game"},
     {"chat", 2, -1, true, cmd_chat, "GAME TEXT...", "send a chat line to the game"},
+    {"seek", 0, 8, true, cmd_seek, "[seats=N min=R max=R rated lexicon=L expires=S nowait]",
+     "post a seek and wait for a match (Ctrl-C cancels); seek list [mine]; seek cancel ID"},
     {"watch", 0, 0, true, cmd_watch, "", "print live events as they arrive (Ctrl-C stops)"},
     {"shell", 0, 0, false, cmd_shell, "", "interactive prompt; events appear as they arrive"},
     {"help", 0, 0, false, cmd_help, "", "this list"},

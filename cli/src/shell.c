@@ -48,6 +48,11 @@ static int shell__signalfd(void)
     return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+int cli_signalfd(void)
+{
+    return shell__signalfd();
+}
+
 static void shell__prompt(shell *sh)
 {
     cli_ctx *ctx = sh->ctx;

@@ -13,6 +13,8 @@ for a state or an event.
 """
 import os
 import random
+import signal
+import subprocess
 import sys
 import threading
 import uuid
@@ -24,6 +26,8 @@ import edge_client as ec  # noqa: E402
 from edge_client import CallError, Edge, common_pb2 as ET  # noqa: E402
 
 GATEWAYS = os.environ["GATEWAYS"].split(",")
+CLI = os.environ["CLI"]
+TMP = os.environ["STACK_TMP"]
 BLIND = os.environ["BLIND_GATEWAY"]
 S = grpc.StatusCode
 RACE_ROUNDS = 8  # bounded: each round is 4 seekers
@@ -337,10 +341,78 @@ def test_list_seeks_paged():
                    (ks[0].seek_id, ET.SEEK_STATUS_CANCELLED)], got
 
 
+class Cli:
+    """scrabble-cli as one registered player (its own token file)."""
+
+    def __init__(self):
+        self.handle = f"cl{uuid.uuid4().hex[:10]}"
+        self.token_file = os.path.join(TMP, f"token-{self.handle}")
+        r = self.run("register", self.handle, ec.PASSWORD)
+        assert r.returncode == 0, r
+
+    def argv(self, *args):
+        return [CLI, f"--addr={GATEWAYS[0]}", f"--token-file={self.token_file}", "--color=never",
+                *args]
+
+    def run(self, *args):
+        return subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=60)
+
+    def start(self, *args):
+        """A waiting `seek`, once it says it waits."""
+        p = subprocess.Popen(self.argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        lines = []
+        for line in p.stdout:  # bounded: the command prints a few lines, then waits
+            lines.append(line)
+            if line.startswith("waiting for a match"):
+                return p, lines
+        raise AssertionError(f"seek did not wait: {lines} {p.stderr.read()}")
+
+
+def test_cli_seek():
+    """scrabble-cli seek: post and wait for the match; expiry; cancel
+    (and someone else's seek refused); Ctrl-C withdraws; bad input. The
+    CLI seeks UNTIMED, a pool no other test uses."""
+    me, other = Cli(), Cli()
+    p, lines = me.start("seek")
+    assert lines[0].startswith("seek ") and "open" in lines[0], lines
+    b = Player(GATEWAYS[1])
+    k = b.call("PostSeek")
+    assert k.status == ET.SEEK_STATUS_MATCHED, k
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, (out, err)
+    assert f"matched: game {k.game_id} has started" in out, out
+    # Expiry: the command ends with the seek.
+    r = me.run("seek", "expires=1")
+    assert r.returncode == 1 and "expired without a match" in r.stdout, r
+    # nowait, list mine, cancel by someone else, cancel.
+    r = me.run("seek", "nowait", "min=1000", "max=2000")
+    assert r.returncode == 0, r
+    sid = r.stdout.split()[1]
+    r = me.run("seek", "list", "mine")
+    assert r.returncode == 0 and f"seek {sid} " in r.stdout and "open" in r.stdout, r
+    r = other.run("seek", "cancel", sid)
+    assert r.returncode == 1 and "not_seeker" in r.stderr, r
+    r = me.run("seek", "cancel", sid)
+    assert r.returncode == 0 and "cancelled" in r.stdout, r
+    # Ctrl-C while waiting withdraws the seek.
+    p, lines = me.start("seek", "seats=3")
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1 and "cancelled" in out, (out, err)
+    r = me.run("seek", "list", "mine")
+    assert "open" not in r.stdout, r
+    # Bad input: refused by the CLI (usage, 2) or the server (1, reason shown).
+    assert me.run("seek", "seats=9").returncode == 2
+    assert me.run("seek", "bogus").returncode == 2
+    r = me.run("seek", "min=1800", "max=1600")
+    assert r.returncode == 1 and "bad_rating_range" in r.stderr, r
+
+
 TESTS = [test_impossible_and_bad_seeks, test_cancel_someone_elses_seek, test_seek_limit,
          test_match_starts_game, test_race_two_gateways_one_game, test_three_seat_seek,
          test_rating_range, test_seek_expires, test_match_without_its_gateway_becomes_a_game,
-         test_list_seeks_paged]
+         test_list_seeks_paged, test_cli_seek]
 
 if __name__ == "__main__":
     Player.any = Player(GATEWAYS[0])

@@ -8,7 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
 
-stack_require store-svc game-svc gateway share/wamerican.kwg
+stack_require store-svc game-svc gateway scrabble-cli share/wamerican.kwg
 
 stack_init
 pg_up
@@ -33,7 +33,7 @@ for which in second blind; do
     if [ "$which" = blind ]; then BLIND_GATEWAY=127.0.0.1:$port; else GATEWAYS+=",127.0.0.1:$port"; fi
 done
 
-export GATEWAYS BLIND_GATEWAY
+export GATEWAYS BLIND_GATEWAY STACK_TMP CLI=$BUILD_DIR/bin/scrabble-cli
 export SCRABBLE_REASONS_SEEN=$STACK_TMP/reasons.seen
 : >"$SCRABBLE_REASONS_SEEN"
 /usr/bin/python3 "$here/test_seeks.py" "$@"
