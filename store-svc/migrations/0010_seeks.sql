@@ -60,6 +60,26 @@ CREATE TABLE seek_matches (
 );
 CREATE INDEX seek_matches_retry ON seek_matches (retry_at);
 
+-- A match's invitation is accepted by every seat (they sought), and its
+-- game must follow: while it waits for its game (a seek_matches row), no
+-- status change but STARTED applies. Only CancelInvitation by seat 0 could
+-- try one (a decline finds every answer given: invitation_closed); it
+-- then returns the invitation still OPEN, and the game starts. A trigger,
+-- so 0005's store_cancel_invitation is not redefined here.
+CREATE FUNCTION store__seek_invitation_kept() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM seek_matches WHERE invitation_id = OLD.id) THEN
+        NEW.status := OLD.status;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER invitations_seek_kept BEFORE UPDATE OF status ON invitations
+    FOR EACH ROW WHEN (OLD.status = 1 AND NEW.status NOT IN (1, 2))
+    EXECUTE FUNCTION store__seek_invitation_kept();
+
 CREATE FUNCTION store_seek_json(p_id bigint) RETURNS json
     LANGUAGE sql STABLE
     AS $$

@@ -296,6 +296,20 @@ def test_match_without_its_gateway_becomes_a_game():
     blind = Edge(BLIND, token=b.edge.token)
     e = ec.expect_error(S.UNAVAILABLE, None, blind.call, "PostSeek", time_control=tc)
     assert e.reason == "unavailable", e
+    # Seat 0 cannot undo the match by cancelling its invitation while the
+    # game waits for the poller (the game may already exist: then the
+    # invitation is closed).
+    invs = a.call("ListInvitations").invitations
+    print(f"# {len(invs)} match invitation(s) still open to try to cancel", flush=True)
+    for inv in invs:
+        assert [x.account_id for x in inv.seats] == [a.id, b.id], inv
+        try:
+            r = a.call("CancelInvitation", invitation_id=inv.invitation_id)
+            assert r.status in (ET.INVITATION_STATUS_OPEN, ET.INVITATION_STATUS_STARTED), r
+        except CallError as ce:
+            assert ce.reason == "invitation_closed", ce
+        ec.expect_error(S.FAILED_PRECONDITION, "invitation_closed", b.call, "RespondInvitation",
+                        invitation_id=inv.invitation_id, accept=False)
     gid = a.started(timeout=60).game_id
     assert b.started(timeout=60).game_id == gid
     assert [g.game_id for g in a.games()] == [gid] == [g.game_id for g in b.games()]
