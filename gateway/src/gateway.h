@@ -154,7 +154,13 @@ void gw_inv_list(gw_req *r);
  * the failure when no instance answered. lexicon must live as long as r. */
 void gw_lexicon_check(gw_req *r, const char *lexicon, gw_action next);
 
-/* seeks.c: Seek (and CreateGame when it matched), CancelSeek, ListSeeks. */
+/* Has the game-svc instance picked by the invitation id create the game of
+ * a fully accepted invitation (CreateGame: idempotent per invitation; it
+ * announces GAME_STARTED / YOUR_TURN); done(r, status, GameState). Finishes
+ * r UNAVAILABLE when the call cannot start. */
+void gw_create_game(gw_req *r, int64_t invitation_id, rpc_unary_cb done);
+
+/* seeks.c: PostSeek (and CreateGame when it matched), CancelSeek, ListSeeks. */
 void gw_seek_post(gw_req *r);
 void gw_seek_cancel(gw_req *r);
 void gw_seek_list(gw_req *r);

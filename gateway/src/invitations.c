@@ -253,19 +253,23 @@ static void gw_inv__responded(void *arg, const rpc_status *st, ProtobufCMessage 
         rpc_call_reply(r->call, reply);
         return;
     }
+    r->accepted = inv;
+    gw_create_game(r, inv->invitation_id, gw_inv__game_created);
+}
+
+void gw_create_game(gw_req *r, int64_t invitation_id, rpc_unary_cb done)
+{
     Scrabble__V1__CreateGameRequest *q =
         RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__CreateGameRequest,
                       scrabble__v1__create_game_request__init);
     if (gw_out_of_memory(r, q))
         return;
-    q->invitation_id = inv->invitation_id;
-    r->accepted = inv;
+    q->invitation_id = invitation_id;
     gw_ctx *gw = r->gw;
-    int owner = gw_route_pick(inv->invitation_id, gw->game_hash, (size_t)gw->ngames);
+    int owner = gw_route_pick(invitation_id, gw->game_hash, (size_t)gw->ngames);
     rpc_client_opts o = gw_downstream_opts(r);
     if (rpc_client_unary(gw->games[owner], "/scrabble.v1.Game/CreateGame", &q->base,
-                         &scrabble__v1__game_state__descriptor, &o, gw_inv__game_created,
-                         r) != RPC_OK)
+                         &scrabble__v1__game_state__descriptor, &o, done, r) != RPC_OK)
         rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "game service unreachable");
 }
 

@@ -13,7 +13,6 @@
  */
 #include "gateway.h"
 
-#include "route.h"
 #include "scrabble/v1/edge.pb-c.h"
 #include "scrabble/v1/game.pb-c.h"
 #include "scrabble/v1/store.pb-c.h"
@@ -46,20 +45,8 @@ static void gw_seek__posted(void *arg, const rpc_status *st, ProtobufCMessage *r
         rpc_call_reply(r->call, reply);
         return;
     }
-    Scrabble__V1__CreateGameRequest *q =
-        RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__CreateGameRequest,
-                      scrabble__v1__create_game_request__init);
-    if (gw_out_of_memory(r, q))
-        return;
-    q->invitation_id = k->invitation_id;
     r->seek = k;
-    gw_ctx *gw = r->gw;
-    int owner = gw_route_pick(k->invitation_id, gw->game_hash, (size_t)gw->ngames);
-    rpc_client_opts o = gw_downstream_opts(r);
-    if (rpc_client_unary(gw->games[owner], "/scrabble.v1.Game/CreateGame", &q->base,
-                         &scrabble__v1__game_state__descriptor, &o, gw_seek__game_created,
-                         r) != RPC_OK)
-        rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "game service unreachable");
+    gw_create_game(r, k->invitation_id, gw_seek__game_created);
 }
 
 static void gw_seek__store_post(gw_req *r)

@@ -42,7 +42,7 @@ CREATE TABLE seeks (
     max_rating          int NOT NULL DEFAULT 0,
     rating              double precision NOT NULL,
     status              smallint NOT NULL DEFAULT 1,
-    invitation_id       bigint REFERENCES invitations (id),
+    invitation_id       bigint REFERENCES invitations (id) ON DELETE SET NULL,
     created_at          timestamptz NOT NULL DEFAULT now(),
     expires_at          timestamptz NOT NULL
 );

@@ -16,18 +16,7 @@
 static store_next store__invitation_done(store_op *op, PGresult *res)
 {
     /* Write functions return (code, [detail,] invitation json). */
-    int ncols = PQnfields(res);
-    if (PQntuples(res) != 1) {
-        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "no result row");
-        return STORE_NEXT_DONE;
-    }
-    const char *detail = ncols == 3 && !PQgetisnull(res, 0, 1) ? PQgetvalue(res, 0, 1) : NULL;
-    if (!store_op_code(op, PQgetvalue(res, 0, 0), detail))
-        return STORE_NEXT_DONE;
-    op->reply = store_op_json_col(op, res, 0, ncols - 1, store_json_invitation);
-    if (!op->reply)
-        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "bad invitation record");
-    return STORE_NEXT_DONE;
+    return store_op_code_json(op, res, store_json_invitation, "invitation");
 }
 
 store_next store_create_invitation_begin(store_op *op)

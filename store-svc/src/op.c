@@ -152,6 +152,24 @@ bool store_op_code(store_op *op, const char *code, const char *detail)
     return false;
 }
 
+store_next store_op_code_json(store_op *op, PGresult *res,
+                              ProtobufCMessage *(*conv)(rpc_arena *, const struct cJSON *),
+                              const char *what)
+{
+    int ncols = PQnfields(res);
+    if (PQntuples(res) != 1) {
+        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "no result row");
+        return STORE_NEXT_DONE;
+    }
+    const char *detail = ncols == 3 && !PQgetisnull(res, 0, 1) ? PQgetvalue(res, 0, 1) : NULL;
+    if (!store_op_code(op, PQgetvalue(res, 0, 0), detail))
+        return STORE_NEXT_DONE;
+    op->reply = store_op_json_col(op, res, 0, ncols - 1, conv);
+    if (!op->reply)
+        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "bad %s record", what);
+    return STORE_NEXT_DONE;
+}
+
 void store_op_fail_pg(store_op *op, const PGresult *res, PGconn *pg)
 {
     const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;

@@ -475,6 +475,13 @@ int store_ratings_col(store_op *op, PGresult *res, int col, struct Scrabble__V1_
 /* Sets op->st to INVALID_ARGUMENT with `reason` about `field`; returns
  * STORE_NEXT_DONE. */
 store_next store_op_bad(store_op *op, const char *reason, const char *field);
+/* The step of the write functions that return one row (code, [detail,]
+ * json): a code other than ok sets op->st (store_op_code, with the detail);
+ * ok: op->reply is the json converted by conv (`what` names it when
+ * malformed: INTERNAL). Returns STORE_NEXT_DONE. */
+store_next store_op_code_json(store_op *op, PGresult *res,
+                              ProtobufCMessage *(*conv)(rpc_arena *, const struct cJSON *),
+                              const char *what);
 /* Column `col` of row 0 parsed as JSON into a message by `conv`; NULL when
  * NULL or malformed. */
 ProtobufCMessage *store_op_json_col(store_op *op, PGresult *res, int row, int col,
