@@ -155,7 +155,7 @@ game_entry *game_cache_acquire(game_cache *c, int64_t id, bool *created)
     }
     pthread_mutex_init(&e->mu, NULL);
     e->game_id = id;
-    e->phase = GAME_ENTRY_LOADING;
+    e->state = GAME_ENTRY_LOADING;
     e->refs = 1;
     e->in_table = true;
     e->bytes = cache__entry_bytes(e);

@@ -8,8 +8,8 @@
  * (an extra wake-up and a context switch on every Evaluate). A mutex held for
  * a few microseconds per call is cheaper and simpler. What must not run
  * twice at once is a *turn*, which spans an asynchronous CommitMove round
- * trip: that is serialised with the entry's `committing` flag and its queue
- * of waiting operations, not by holding the mutex across I/O. Nothing blocks
+ * trip: that is serialised with the entry's state (GAME_ENTRY_COMMITTING)
+ * and its queue of waiting operations, not by holding the mutex across I/O. Nothing blocks
  * while holding an entry's mutex.
  *
  * Lock order: entry->mu, then the cache lock. game_cache_release must be
@@ -33,15 +33,24 @@
 
 struct game_op;
 
-enum { GAME_ENTRY_LOADING = 0, GAME_ENTRY_READY, GAME_ENTRY_DEAD };
+/* Where an entry is in its life, and so what may run on it. Reads (every
+ * operation but a turn) run in any state but LOADING and DEAD; a turn runs
+ * only in READY, with no operation queued before it; a store write (a
+ * CommitMove, a TimeoutGame) starts only from READY. The one test of "may a
+ * turn run now" is game_entry_turns_open(). */
+typedef enum game_entry_state {
+    GAME_ENTRY_LOADING = 0, /* cold load in flight: everything waits */
+    GAME_ENTRY_READY,       /* resident, nothing in flight: everything runs */
+    GAME_ENTRY_COMMITTING,  /* a CommitMove or TimeoutGame in flight: turns wait */
+    GAME_ENTRY_STALE,       /* a write failed: the next turn reloads from the store first */
+    GAME_ENTRY_RELOADING,   /* that reload is in flight: turns wait, reads go on */
+    GAME_ENTRY_DEAD,        /* the load failed: out of the table, freed at the last release */
+} game_entry_state;
 
 typedef struct game_entry {
     int64_t game_id;
     pthread_mutex_t mu; /* guards everything below but the cache-owned part */
-    int phase;          /* GAME_ENTRY_* */
-    bool committing;    /* a CommitMove is in flight: turns wait */
-    bool stale;         /* a commit failed: reload from the store before the next turn */
-    bool reloading;     /* that reload is in flight: turns wait, reads go on */
+    game_entry_state state;
     game_state g;
     game_move *moves; /* history: moves[i].seq == i + 1; malloc'd, cache frees */
     size_t nmoves, cap;
@@ -51,7 +60,6 @@ typedef struct game_entry {
     bool rated;                            /* invited as rated (GameRecord.rated) */
     int64_t last_nudge_ms[GAME_MAX_SEATS]; /* by nudger seat */
     game_clock clock;                      /* as of the last commit (clock.h) */
-    bool timing_out;                       /* a TimeoutGame is in flight */
     struct game_op *wait_head, *wait_tail; /* FIFO of operations waiting */
 
     /* Owned by the cache, under its lock. */
@@ -60,6 +68,12 @@ typedef struct game_entry {
     size_t bytes;
     struct game_entry *hnext, *lru_prev, *lru_next;
 } game_entry;
+
+/* True when a turn may run on e now (e->mu held): READY and nobody queued. */
+static inline bool game_entry_turns_open(const game_entry *e)
+{
+    return e->state == GAME_ENTRY_READY && !e->wait_head;
+}
 
 typedef struct game_cache game_cache;
 
@@ -75,7 +89,7 @@ game_cache *game_cache_create(size_t budget_bytes);
 /* Frees every entry; no reference may be outstanding. */
 void game_cache_destroy(game_cache *c);
 
-/* Returns the entry for id with one more reference, creating it in phase
+/* Returns the entry for id with one more reference, creating it in state
  * LOADING (and *created = true) when absent. NULL on OOM. */
 game_entry *game_cache_acquire(game_cache *c, int64_t id, bool *created);
 /* Drops one reference; must not hold e->mu. May evict. */

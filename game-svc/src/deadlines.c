@@ -36,11 +36,6 @@
 #define DEADLINES__CLAIM_LIMIT 64
 #define DEADLINES__LEASE_MS 30000
 
-rpc_arena *game_op_arena(game_op *op)
-{
-    return op->call ? rpc_call_arena(op->call) : op->arena;
-}
-
 void game_clock_from_record(game_entry *e, const Scrabble__V1__GameRecord *rec)
 {
     game_clock *c = &e->clock;
@@ -87,9 +82,11 @@ int game_timeout_run(game_svc *svc, game_entry *e, game_op *op)
 {
     const game_state *g = &e->g;
     op->timeout_tried = true;
-    /* Another commit or timeout in flight: this op goes on with the state
-     * as it is (a turn would not be here: turns wait for commits). */
-    if (e->committing || g->status != GAME_STATUS_ACTIVE)
+    /* A store write starts only from READY (cache.h). Another commit or
+     * timeout in flight, or a resident state known to be stale: this op (a
+     * read; a turn would not be here, turns run only in READY) goes on with
+     * the state as it is, and the poller or the next turn ends the game. */
+    if (e->state != GAME_ENTRY_READY || g->status != GAME_STATUS_ACTIVE)
         return op->run(svc, e, op);
     rpc_arena *a = game_op_arena(op);
     deadlines__timeout *t = rpc_arena_alloc(a, sizeof *t);
@@ -133,10 +130,10 @@ int game_timeout_run(game_svc *svc, game_entry *e, game_op *op)
     req->events = ev.v;
     req->n_events = ev.n;
     op->scratch = t;
-    e->committing = true;
-    if (game_store_call(&svc->store, GAME_STORE_TIMEOUT_GAME, &req->base, NULL,
+    e->state = GAME_ENTRY_COMMITTING;
+    if (game_store_call(&svc->store, op->call, GAME_STORE_TIMEOUT_GAME, &req->base, NULL,
                         deadlines__timeout_done, op) != RPC_OK) {
-        e->committing = false;
+        e->state = GAME_ENTRY_READY;
         return op->run(svc, e, op);
     }
     log_info("timeout_started", "game=%lld seq=%lld seat=%d", (long long)e->game_id,
@@ -153,9 +150,9 @@ static void deadlines__timeout_done(void *arg, const rpc_status *st, ProtobufCMe
     bool reload = false;
     (void)reply;
     pthread_mutex_lock(&e->mu);
-    e->committing = false;
     op->scratch = NULL;
     if (st->code == GRPC_STATUS_OK) {
+        e->state = GAME_ENTRY_READY;
         e->g = t->next;
         e->clock = t->clock;
         e->updated_at_ms = game_now_ms();
@@ -171,8 +168,8 @@ static void deadlines__timeout_done(void *arg, const rpc_status *st, ProtobufCMe
          * again (timeout_tried: no second attempt). */
         log_info("timeout_not_applied", "game=%lld code=%s reason=%s", (long long)e->game_id,
                  rpc_status_code_name(st->code), st->reason);
-        e->stale = true;
-        e->reloading = reload = true;
+        e->state = GAME_ENTRY_RELOADING;
+        reload = true;
         op->next = e->wait_head;
         e->wait_head = op;
         if (!e->wait_tail)

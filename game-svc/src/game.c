@@ -1,12 +1,13 @@
 /*
  * game.c — how operations meet the cache: dispatch, cold load + replay from
- * store-svc, turns (validate, CommitMove, apply only after the store's
- * acknowledgement) and the events that follow a committed turn.
+ * store-svc, the state of an entry across a store write, an op's outcome
+ * (its call's, or an in-process caller's), and the events of a move.
  *
  * Reference discipline: every op holds one reference on its entry from
  * dispatch until it is finished (or handed to a post step, which releases it
  * once it has started). References are released only after e->mu is dropped.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -26,6 +27,63 @@ int64_t game_now_ms(void)
 int64_t game_clock_now(game_svc *svc)
 {
     return game_now_ms() + atomic_load_explicit(&svc->clock_offset_ms, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ */
+/* An operation's outcome and its caller                               */
+
+rpc_arena *game_op_arena(game_op *op)
+{
+    return op->call ? rpc_call_arena(op->call) : op->arena;
+}
+
+/* An op without a call (a poller's, or an in-process caller's with a done
+ * function) ends by freeing its own arena, and the op with it. */
+static void game__op_end(game_op *op, const rpc_status *st, const ProtobufCMessage *reply)
+{
+    if (op->done)
+        op->done(op->done_arg, st, reply);
+    rpc_arena_destroy(op->arena);
+}
+
+void game_op_reply(game_op *op, const ProtobufCMessage *reply)
+{
+    rpc_status ok;
+    if (op->call) {
+        rpc_call_reply(op->call, reply);
+        return;
+    }
+    rpc_status_set(&ok, GRPC_STATUS_OK, NULL, NULL);
+    game__op_end(op, &ok, reply);
+}
+
+void game_op_fail_status(game_op *op, const rpc_status *st)
+{
+    if (op->call)
+        rpc_call_fail_status(op->call, st);
+    else
+        game__op_end(op, st, NULL);
+}
+
+void game_op_fail(game_op *op, grpc_status_code code, const char *reason, const char *fmt, ...)
+{
+    rpc_status st;
+    va_list ap;
+    va_start(ap, fmt);
+    rpc_status_vset(&st, code, reason, fmt, ap);
+    va_end(ap);
+    game_op_fail_status(op, &st);
+}
+
+bool game_op_seated(const game_entry *e, game_op *op)
+{
+    op->seat = game_rules_seat_of(&e->g, op->account_id);
+    if (op->seat >= 0)
+        return true;
+    game_op_fail(op, GRPC_STATUS_PERMISSION_DENIED, "not_a_player",
+                 "account %lld has no seat in game %lld", (long long)op->account_id,
+                 (long long)e->game_id);
+    return false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -70,11 +128,10 @@ static void game__run_one(game_svc *svc, game_entry *e, game_op *op, game__after
     }
 }
 
-/* Runs waiting ops in order while no commit is in flight (e->mu held). */
+/* Runs waiting ops in order while the entry is READY (e->mu held). */
 static void game__drain(game_svc *svc, game_entry *e, game__after *af)
 {
-    while (e->phase == GAME_ENTRY_READY && !e->committing && !e->reloading && !e->stale &&
-           e->wait_head)
+    while (e->state == GAME_ENTRY_READY && e->wait_head)
         game__run_one(svc, e, game__dequeue(e), af);
 }
 
@@ -136,8 +193,8 @@ static void game__load_start(game_svc *svc, game_entry *e, bool reload)
     ld->svc = svc;
     ld->e = e;
     ld->reload = reload;
-    if (game_store_call(&svc->store, GAME_STORE_LOAD_GAME, &ref.base, NULL, game__load_done, ld) !=
-        RPC_OK) {
+    if (game_store_call(&svc->store, NULL, GAME_STORE_LOAD_GAME, &ref.base, NULL, game__load_done,
+                        ld) != RPC_OK) {
         rpc_status_set(&st, GRPC_STATUS_UNAVAILABLE, "unavailable",
                        "store-svc call failed to start");
         game__load_done(ld, &st, NULL);
@@ -251,10 +308,7 @@ static void game__fail_waiters(game_svc *svc, game_entry *e, game_op *w, const r
 {
     while (w) {
         game_op *n = w->next;
-        if (w->call)
-            rpc_call_fail_status(w->call, st);
-        else /* the deadline poller's: it tries again after its lease */
-            rpc_arena_destroy(w->arena);
+        game_op_fail_status(w, st); /* a poller's op tries again after its lease */
         game_cache_release(svc->cache, e);
         w = n;
     }
@@ -272,8 +326,7 @@ static void game__load_done(void *arg, const rpc_status *st, ProtobufCMessage *r
     pthread_mutex_lock(&e->mu);
     if (st->code == GRPC_STATUS_OK &&
         game_entry_init_from_record(svc, e, (const Scrabble__V1__GameRecord *)reply, &fail) == 0) {
-        e->phase = GAME_ENTRY_READY;
-        e->stale = e->reloading = false;
+        e->state = GAME_ENTRY_READY;
         log_debug("game_loaded", "game=%lld seq=%lld moves=%zu", (long long)e->game_id,
                   (long long)e->g.seq, e->nmoves);
         if (e->g.status == GAME_STATUS_FINISHED)
@@ -289,7 +342,7 @@ static void game__load_done(void *arg, const rpc_status *st, ProtobufCMessage *r
          * reads; the waiting turns fail and the next one tries again. */
         game_op *w = e->wait_head;
         e->wait_head = e->wait_tail = NULL;
-        e->reloading = false;
+        e->state = GAME_ENTRY_STALE;
         pthread_mutex_unlock(&e->mu);
         game__fail_waiters(svc, e, w, &fail);
         return;
@@ -311,7 +364,7 @@ static void game__load_fail(game__load *ld, const rpc_status *st)
     if (fail.code == GRPC_STATUS_DEADLINE_EXCEEDED || fail.code == GRPC_STATUS_UNAVAILABLE)
         log_warn("game_load_failed", "game=%lld code=%s reason=%s", (long long)e->game_id,
                  rpc_status_code_name(fail.code), fail.reason);
-    e->phase = GAME_ENTRY_DEAD;
+    e->state = GAME_ENTRY_DEAD;
     game_cache_remove(svc->cache, e);
     game_op *w = e->wait_head;
     e->wait_head = e->wait_tail = NULL;
@@ -334,6 +387,24 @@ void game_rerun(game_svc *svc, game_entry *e, game_op *op)
     game__finish_after(svc, e, &af);
 }
 
+void game_write_done(game_svc *svc, game_entry *e, bool applied)
+{
+    game__after af = {0};
+    bool reload = !applied && e->wait_head;
+    /* Not applied: whether the store holds the write is unknown (or the
+     * store is ahead of us). The resident state is still one the store
+     * holds or held a moment ago, so reads go on from it; before the next
+     * turn the game is reloaded, at once when turns already wait. */
+    e->state = applied ? GAME_ENTRY_READY : reload ? GAME_ENTRY_RELOADING : GAME_ENTRY_STALE;
+    if (applied)
+        game__drain(svc, e, &af);
+    pthread_mutex_unlock(&e->mu);
+    if (reload)
+        game__load_start(svc, e, true); /* the waiters' references keep e alive */
+    af.releases++;                      /* the writer's own reference */
+    game__finish_after(svc, e, &af);
+}
+
 /* ------------------------------------------------------------------ */
 /* Dispatch                                                            */
 
@@ -343,35 +414,28 @@ void game_dispatch(game_svc *svc, int64_t game_id, game_op *op)
     game__after af = {0};
     op->svc = svc;
     if (game_id <= 0) {
-        rpc_call_fail(op->call, GRPC_STATUS_NOT_FOUND, "not_found", "no game %lld",
-                      (long long)game_id);
+        game_op_fail(op, GRPC_STATUS_NOT_FOUND, "not_found", "no game %lld", (long long)game_id);
         return;
     }
     op->game_id = game_id;
     game_entry *e = game_cache_acquire(svc->cache, game_id, &created);
     if (!e) {
-        if (op->call)
-            rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory",
-                          "out of memory");
-        else
-            rpc_arena_destroy(op->arena);
+        game_op_fail(op, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
         return;
     }
     op->entry = e;
     pthread_mutex_lock(&e->mu);
-    if (e->phase == GAME_ENTRY_DEAD) {
+    if (e->state == GAME_ENTRY_DEAD) {
         /* Invalidated between our acquire and our lock: start over. */
         pthread_mutex_unlock(&e->mu);
         game_cache_release(svc->cache, e);
         game_dispatch(svc, game_id, op);
         return;
     }
-    if (e->phase == GAME_ENTRY_LOADING ||
-        (op->is_turn && (e->committing || e->reloading || e->stale || e->wait_head))) {
-        bool reload = op->is_turn && e->phase == GAME_ENTRY_READY && e->stale && !e->reloading &&
-                      !e->committing;
+    if (e->state == GAME_ENTRY_LOADING || (op->is_turn && !game_entry_turns_open(e))) {
+        bool reload = op->is_turn && e->state == GAME_ENTRY_STALE;
         if (reload)
-            e->reloading = true;
+            e->state = GAME_ENTRY_RELOADING;
         game__enqueue(e, op);
         pthread_mutex_unlock(&e->mu);
         if (created || reload) {
@@ -463,19 +527,11 @@ int game_move_events(rpc_arena *a, int64_t game_id, const game_state *g, const g
     return rc;
 }
 
-/* What follows a committed move m (e->mu held): the mover's draft is
- * dropped. Run by the attempt that committed m, and again by a retry of m
- * while m is the last move (game__turn_retry): a delete is harmless twice.
- * Its events need nothing here: they were committed with m. */
-static void game__after_commit(game_svc *svc, game_entry *e, const game_move *m)
-{
-    game_drafts_delete(svc->drafts, e->game_id, m->account_id);
-}
-
 /* GAME_STARTED to every seat and YOUR_TURN to seat 0, by AppendEvents
  * with dedupe keys: a repeated CreateGame (the invitee's retry) announces
  * again, and the log keeps one of each. */
-int game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a, rpc_unary_cb done, void *arg)
+int game_announce_start(game_svc *svc, rpc_call *caller, game_entry *e, rpc_arena *a,
+                        rpc_unary_cb done, void *arg)
 {
     const game_state *g = &e->g;
     Scrabble__V1__Event ev;
@@ -536,327 +592,11 @@ int game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a, rpc_unary_cb
     }
     req.events = l.v;
     req.n_events = l.n;
-    if (game_store_call(&svc->store, GAME_STORE_APPEND_EVENTS, &req.base, NULL, done, arg) !=
-        RPC_OK) {
+    if (game_store_call(&svc->store, caller, GAME_STORE_APPEND_EVENTS, &req.base, NULL, done,
+                        arg) != RPC_OK) {
         log_warn("announce_failed", "game=%lld err=\"store-svc call failed to start\"",
                  (long long)e->game_id);
         return -1;
     }
     return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Turns                                                               */
-
-static void game__reply_turn(rpc_call *call, const game_entry *e, const game_move *m, int seat)
-{
-    rpc_arena *a = rpc_call_arena(call);
-    Scrabble__V1__TurnReply *r =
-        RPC_ARENA_MSG(a, Scrabble__V1__TurnReply, scrabble__v1__turn_reply__init);
-    if (!r) {
-        rpc_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
-        return;
-    }
-    r->move = game_view_move(a, m, true);
-    r->state = game_view_state(a, e, seat);
-    /* The time control only: a repeat of this turn must get this very
-     * reply (docs/API.md, Retries), and running clocks never repeat. */
-    if (r->state) {
-        game_view_time(a, r->state, e, 0);
-        r->state->n_clock_ms = 0;
-        r->state->deadline_ms = 0;
-    }
-    rpc_call_reply(call, &r->base);
-}
-
-static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage *reply);
-
-static Scrabble__V1__CommitMoveRequest *game__commit_request(rpc_arena *a, const game_entry *e,
-                                                             const game_op *op)
-{
-    const game_state *n = &op->pending->next_state;
-    Scrabble__V1__CommitMoveRequest *req =
-        RPC_ARENA_MSG(a, Scrabble__V1__CommitMoveRequest, scrabble__v1__commit_move_request__init);
-    int32_t *scores = rpc_arena_alloc(a, (size_t)n->nseats * sizeof *scores);
-    if (!req || !scores)
-        return NULL;
-    req->game_id = e->game_id;
-    req->move = game_view_move(a, &op->pending->move, true);
-    if (!req->move)
-        return NULL;
-    req->to_move = n->to_move;
-    for (int s = 0; s < n->nseats; s++)
-        scores[s] = n->seats[s].score;
-    req->scores = scores;
-    req->n_scores = (size_t)n->nseats;
-    if (!(req->clock = game_view_clock_record(a, &op->pending->clock, n->nseats)))
-        return NULL;
-    game_event_list ev = {0};
-    if (game_move_events(a, e->game_id, n, &op->pending->clock, game_clock_now(op->svc),
-                         &op->pending->move, &ev) != 0)
-        return NULL;
-    req->events = ev.v;
-    req->n_events = ev.n;
-    if (n->status == GAME_STATUS_FINISHED) {
-        Scrabble__V1__GameFinish *f =
-            RPC_ARENA_MSG(a, Scrabble__V1__GameFinish, scrabble__v1__game_finish__init);
-        int32_t *w = rpc_arena_alloc(a, GAME_MAX_SEATS * sizeof *w);
-        if (!f || !w)
-            return NULL;
-        f->end_reason = (Scrabble__V1__EndReason)n->end_reason;
-        f->final_scores = scores;
-        f->n_final_scores = (size_t)n->nseats;
-        for (int i = 0; i < n->nwinners; i++)
-            w[i] = n->winners[i];
-        f->winners = w;
-        f->n_winners = (size_t)n->nwinners;
-        req->finish = f;
-    }
-    return req;
-}
-
-static grpc_status_code game__rules_code(int rc)
-{
-    switch (rc) {
-    case GAME_RULES_ILLEGAL:
-    case GAME_RULES_BAD_REQUEST:
-        return GRPC_STATUS_INVALID_ARGUMENT;
-    default:
-        return GRPC_STATUS_FAILED_PRECONDITION;
-    }
-}
-
-/* The committed move with this seq, from the history (which a cold load
- * rebuilds from the store's moves table, so it holds every move of the game
- * whatever this process saw), or NULL when the history lacks it (after an
- * out-of-memory on append; the last move is then still in e->g.last). */
-static const game_move *game__move_at(const game_entry *e, int64_t seq)
-{
-    if (seq >= 1 && (size_t)seq <= e->nmoves && e->moves[seq - 1].seq == seq)
-        return &e->moves[seq - 1];
-    if (e->g.has_last && e->g.last.seq == seq)
-        return &e->g.last;
-    return NULL;
-}
-
-/* The game right after move `seq` (1..e->g.seq), as the turn that made it
- * saw it: replayed from the seed through the history, since the rules are a
- * pure function of (seed, moves). Returns 0, or -1 with st set. */
-static int game__state_after(const game_entry *e, int64_t seq, game_state *out, rpc_status *st)
-{
-    game_rules_error err;
-    if (seq == e->g.seq) {
-        *out = e->g;
-        return 0;
-    }
-    if (game_rules_init(out, e->g.lex, e->g.dist, e->g.seed, e->g.nseats) != 0)
-        goto fail;
-    for (int s = 0; s < e->g.nseats; s++) {
-        out->seats[s].account_id = e->g.seats[s].account_id;
-        memcpy(out->seats[s].handle, e->g.seats[s].handle, sizeof out->seats[s].handle);
-    }
-    for (int64_t q = 1; q <= seq; q++) {
-        const game_move *m = game__move_at(e, q);
-        if (!m || game_rules_replay(out, m, &err) != GAME_RULES_OK)
-            goto fail;
-    }
-    return 0;
-fail:
-    rpc_status_set(st, GRPC_STATUS_INTERNAL, "replay_failed",
-                   "game %lld: the state after move %lld cannot be rebuilt", (long long)e->game_id,
-                   (long long)seq);
-    return -1;
-}
-
-/* A turn at a seq already taken (op->expected_seq < e->g.seq). When the move
- * that took it is this request's (same seat, same content: see
- * game_rules_same_move), this is a retry of an acknowledged or possibly
- * acknowledged turn: it gets the original reply, the move and the state
- * right after it as the caller saw it then, however many moves came since
- * and whether or not the game has ended. Its events need nothing: they
- * were committed with the move (event_log.h), whatever became of the
- * attempt that made it. Any other request at a taken seq is stale_seq, the
- * game over or not. */
-static int game__turn_retry(game_svc *svc, game_entry *e, game_op *op)
-{
-    int64_t seq = op->expected_seq + 1;
-    const game_move *m = game__move_at(e, seq);
-    rpc_arena *a = rpc_call_arena(op->call);
-    rpc_status st;
-    if (!m || !game_rules_same_move(m, &op->turn)) {
-        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "stale_seq",
-                      "expected_seq %lld is taken (the game is at seq %lld) by another move",
-                      (long long)op->expected_seq, (long long)e->g.seq);
-        return GAME_OP_DONE;
-    }
-    if (seq == e->g.seq) {
-        log_info("turn_retry", "game=%lld seq=%lld last=1", (long long)e->game_id, (long long)seq);
-        game__after_commit(svc, e, m);
-        game__reply_turn(op->call, e, m, op->seat);
-        return GAME_OP_DONE;
-    }
-    /* The original reply showed the game as it was then: rebuild that in a
-     * throw-away entry in the call's arena (game_view_state reads only the
-     * game, its id, lexicon and times). */
-    game_entry *then = rpc_arena_alloc(a, sizeof *then);
-    if (!then) {
-        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
-        return GAME_OP_DONE;
-    }
-    memset(then, 0, sizeof *then);
-    if (game__state_after(e, seq, &then->g, &st) != 0) {
-        log_error("turn_retry_failed", "game=%lld seq=%lld msg=\"%s\"", (long long)e->game_id,
-                  (long long)seq, st.message);
-        rpc_call_fail_status(op->call, &st);
-        return GAME_OP_DONE;
-    }
-    then->game_id = e->game_id;
-    then->clock.tc = e->clock.tc;
-    memcpy(then->lexicon, e->lexicon, sizeof then->lexicon);
-    then->invitation_id = e->invitation_id;
-    then->rated = e->rated;
-    then->created_at_ms = e->created_at_ms;
-    then->updated_at_ms = m->at_ms;
-    log_info("turn_retry", "game=%lld seq=%lld last=0 at_seq=%lld", (long long)e->game_id,
-             (long long)seq, (long long)e->g.seq);
-    game__reply_turn(op->call, then, m, op->seat);
-    return GAME_OP_DONE;
-}
-
-int game_turn_run(game_svc *svc, game_entry *e, game_op *op)
-{
-    const game_state *g = &e->g;
-    game_rules_error err;
-    op->seat = game_rules_seat_of(g, op->account_id);
-    if (op->seat < 0) {
-        rpc_call_fail(op->call, GRPC_STATUS_PERMISSION_DENIED, "not_a_player",
-                      "account %lld has no seat in game %lld", (long long)op->account_id,
-                      (long long)e->game_id);
-        return GAME_OP_DONE;
-    }
-    op->turn.seat = op->seat;
-    if (op->expected_seq >= 0 && op->expected_seq < g->seq)
-        return game__turn_retry(svc, e, op);
-    if (op->expected_seq != g->seq) {
-        if (g->status != GAME_STATUS_ACTIVE) {
-            rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "game_over",
-                          "the game is over");
-            return GAME_OP_DONE;
-        }
-        rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "stale_seq",
-                      "expected_seq %lld, the game is at seq %lld", (long long)op->expected_seq,
-                      (long long)g->seq);
-        return GAME_OP_DONE;
-    }
-    /* The seat to move is out of time: the game ends on time instead, and
-     * this turn gets game_over once the store has recorded that. */
-    int64_t now = game_clock_now(svc);
-    if (g->status == GAME_STATUS_ACTIVE && !op->timeout_tried && game_clock_expired(&e->clock, now))
-        return game_timeout_run(svc, e, op);
-    op->pending = rpc_arena_alloc(rpc_call_arena(op->call), sizeof *op->pending);
-    if (!op->pending) {
-        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
-        return GAME_OP_DONE;
-    }
-    int rc = game_rules_turn(g, &op->turn, game_now_ms(), &op->pending->next_state,
-                             &op->pending->move, &err);
-    if (rc != GAME_RULES_OK) {
-        rpc_call_fail(op->call, game__rules_code(rc), err.reason, "%s", err.message);
-        return GAME_OP_DONE;
-    }
-    /* The clock after the turn (clock.h): the elapsed time charged to the
-     * seat to move, the increment to the mover, overtime penalties settled
-     * when the game ends, the next turn's deadline. A game whose clock
-     * never started (made before time controls) starts it now. */
-    game_clock *ck = &op->pending->clock;
-    game_state *n = &op->pending->next_state;
-    int64_t abandon_ms = svc->cfg.abandon_after_us / 1000;
-    *ck = e->clock;
-    if (ck->turn_started_ms <= 0)
-        game_clock_start(ck, g->nseats, g->to_move, now, abandon_ms);
-    game_clock_charge(ck, g->to_move, op->seat, now);
-    if (n->status != GAME_STATUS_ACTIVE) {
-        bool penalised = false;
-        for (int s = 0; s < n->nseats; s++) {
-            int p = game_clock_penalty(ck, s);
-            n->seats[s].score -= p;
-            penalised |= p != 0;
-        }
-        if (penalised)
-            game_rules_finish(n, n->end_reason, -1);
-    }
-    game_clock_next_turn(ck, n->to_move, n->status == GAME_STATUS_ACTIVE, now, abandon_ms);
-    Scrabble__V1__CommitMoveRequest *req = game__commit_request(rpc_call_arena(op->call), e, op);
-    if (!req) {
-        rpc_call_fail(op->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
-        return GAME_OP_DONE;
-    }
-    e->committing = true;
-    if (game_store_call(&svc->store, GAME_STORE_COMMIT_MOVE, &req->base, NULL, game__commit_done,
-                        op) != RPC_OK) {
-        e->committing = false;
-        rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable",
-                      "store-svc call failed to start");
-        return GAME_OP_DONE;
-    }
-    return GAME_OP_PENDING;
-}
-
-static void game__commit_done(void *arg, const rpc_status *st, ProtobufCMessage *reply)
-{
-    game_op *op = arg;
-    game_entry *e = op->entry;
-    game_svc *svc = op->svc;
-    game__after af = {0};
-    bool reload = false;
-    int64_t game_id = e->game_id;
-    rpc_call *call = op->call;
-
-    pthread_mutex_lock(&e->mu);
-    e->committing = false;
-    if (st->code == GRPC_STATUS_OK) {
-        /* The store's commit time is the move's time, as every later load
-         * reads it back: so a retry's reply, answered from a reloaded
-         * history, is the same as this one to the millisecond. */
-        const Scrabble__V1__CommitMoveReply *cr = (const Scrabble__V1__CommitMoveReply *)reply;
-        if (cr && cr->move && cr->move->at_ms > 0) {
-            op->pending->move.at_ms = cr->move->at_ms;
-            op->pending->next_state.last.at_ms = cr->move->at_ms;
-        }
-        e->g = op->pending->next_state;
-        e->clock = op->pending->clock;
-        e->updated_at_ms = op->pending->move.at_ms;
-        if (game_cache_append_move(svc->cache, e, &op->pending->move) != 0)
-            log_error("history_oom", "game=%lld seq=%lld", (long long)game_id,
-                      (long long)op->pending->move.seq);
-        if (svc->m_turns)
-            metric_add(svc->m_turns, 1);
-        game__after_commit(svc, e, &op->pending->move);
-        if (e->g.status == GAME_STATUS_FINISHED)
-            game_cache_demote(svc->cache, e);
-        game__reply_turn(call, e, &op->pending->move, op->seat); /* op is gone after this */
-        game__drain(svc, e, &af);
-        pthread_mutex_unlock(&e->mu);
-    } else {
-        /* Whether the move was committed is unknown (or the store is ahead of
-         * us: stale_seq). The resident state is still a state the store
-         * holds (or held a moment ago), so reads and Evaluate go on from it;
-         * before the next turn the game is reloaded from the store, the
-         * source of truth (at once when turns are already waiting). */
-        log_warn("commit_failed", "game=%lld seq=%lld code=%s reason=%s", (long long)game_id,
-                 (long long)op->pending->move.seq, rpc_status_code_name(st->code), st->reason);
-        e->stale = true;
-        reload = e->wait_head != NULL;
-        if (reload)
-            e->reloading = true;
-        pthread_mutex_unlock(&e->mu);
-        if (st->code == GRPC_STATUS_FAILED_PRECONDITION && strcmp(st->reason, "stale_seq") == 0)
-            rpc_call_fail(call, GRPC_STATUS_FAILED_PRECONDITION, "stale_seq", "%s", st->message);
-        else
-            rpc_call_fail_status(call, st);
-        if (reload)
-            game__load_start(svc, e, true); /* the waiters' references keep e alive */
-    }
-    af.releases++; /* the committing op's own reference */
-    game__finish_after(svc, e, &af);
 }

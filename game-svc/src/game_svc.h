@@ -92,6 +92,12 @@ typedef int (*game_op_run_fn)(game_svc *svc, game_entry *e, game_op *op);
 /* Runs without any lock; finishes the call (now or asynchronously) and must
  * not touch the entry. */
 typedef void (*game_op_post_fn)(game_svc *svc, game_op *op);
+/* The outcome of an op made in-process (no call): st OK with the reply, or
+ * the failure (code, scrabble-reason, message) with reply NULL. Both live
+ * only until it returns. It runs exactly once, on whichever thread finishes
+ * the op, possibly with the game's entry lock held: it must not block nor
+ * call back into game-svc (hand the outcome to your own queue). */
+typedef void (*game_op_done_fn)(void *arg, const rpc_status *st, const ProtobufCMessage *reply);
 
 /* A validated turn waiting for the store (in the call's arena: about 4 KB,
  * so only turns that reach CommitMove pay for it). */
@@ -107,10 +113,12 @@ struct game_op {
     game_op *next; /* in the entry's wait queue / a post list */
     game_op_run_fn run;
     game_op_post_fn post;
-    bool is_turn; /* waits while a commit is in flight */
+    bool is_turn; /* runs only when game_entry_turns_open (cache.h) */
     game_svc *svc;
-    rpc_call *call;     /* NULL for the deadline poller's ops (see arena) */
-    rpc_arena *arena;   /* the poller's ops: their own arena, freed when done */
+    rpc_call *call;       /* NULL for in-process ops: the poller's, game_turn_submit's */
+    rpc_arena *arena;     /* in-process ops: their own arena, freed when done */
+    game_op_done_fn done; /* in-process ops: who hears the outcome (may be NULL) */
+    void *done_arg;
     bool timeout_tried; /* this op already tried to end the game on time */
     game_entry *entry;  /* holds one reference while queued or running */
     int64_t game_id;
@@ -141,9 +149,24 @@ struct game_op {
  * itself on any failure. */
 void game_dispatch(game_svc *svc, int64_t game_id, game_op *op);
 
-/* Starts the turn described by op (under e->mu): expected_seq, idempotent
- * retry, rules, CommitMove. Returns a GAME_OP_* code. */
-int game_turn_run(game_svc *svc, game_entry *e, game_op *op);
+/* An op's outcome, whoever asked: its call's reply or status, or for an
+ * in-process op its done function (then its arena, and the op, are freed).
+ * The op is gone when these return. */
+void game_op_reply(game_op *op, const ProtobufCMessage *reply);
+void game_op_fail(game_op *op, grpc_status_code code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void game_op_fail_status(game_op *op, const rpc_status *st);
+/* The seat check of every run step: sets op->seat to the caller's seat in
+ * e, or fails the op PERMISSION_DENIED not_a_player and returns false. */
+bool game_op_seated(const game_entry *e, game_op *op);
+/* The arena of an op (its call's, or its own). */
+rpc_arena *game_op_arena(game_op *op);
+
+/* Ends a store write on e that op started from READY (e->mu held, e
+ * COMMITTING; the op already answered): READY and whatever waits runs when
+ * the store applied it, else STALE, or RELOADING with the reload started
+ * when turns wait. Drops e->mu, then the writer's reference. */
+void game_write_done(game_svc *svc, game_entry *e, bool applied);
 
 /* Builds e's game from a stored record by replaying its moves (e->mu held
  * when e is in the cache; history goes through svc->cache). Returns 0, or
@@ -153,10 +176,12 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
 
 /* Writes GAME_STARTED to every seat and YOUR_TURN to the first mover into
  * the event log (AppendEvents with dedupe keys, so announcing twice is
- * harmless); `a` is scratch for the request (under e->mu). done(arg, ...)
+ * harmless) for `caller` (game_store_call); `a` is scratch for the request
+ * (under e->mu). done(arg, ...)
  * runs when the append has committed or failed. Returns 0 when the append
  * started, -1 when it could not (done is then not called). */
-int game_announce_start(game_svc *svc, game_entry *e, rpc_arena *a, rpc_unary_cb done, void *arg);
+int game_announce_start(game_svc *svc, rpc_call *caller, game_entry *e, rpc_arena *a,
+                        rpc_unary_cb done, void *arg);
 
 /* Milliseconds since the Unix epoch. */
 int64_t game_now_ms(void);
@@ -177,8 +202,6 @@ int game_timeout_run(game_svc *svc, game_entry *e, game_op *op);
  * claimed DEADLINE_KIND_SEEK_MATCH (d->invitation), as CreateGame would;
  * every step is idempotent. Blocking; scratch in a. */
 void game_seek_create(game_svc *svc, rpc_arena *a, const Scrabble__V1__Deadline *d);
-/* The arena of an op (its call's, or its own). */
-rpc_arena *game_op_arena(game_op *op);
 /* The events of move m, g being the game right after it and c its clock,
  * appended to l in the arena: OPPONENT_MOVED to every other seat, then
  * YOUR_TURN to the next seat or GAME_OVER to everyone, with the clocks as
@@ -187,7 +210,7 @@ rpc_arena *game_op_arena(game_op *op);
  * so they exist exactly when it does. Returns 0 or -1 (OOM). (game.c) */
 int game_move_events(rpc_arena *a, int64_t game_id, const game_state *g, const game_clock *c,
                      int64_t now, const game_move *m, game_event_list *l);
-/* Reloads a resident entry from the store (e->reloading set, e->mu not
+/* Reloads a resident entry from the store (e->state RELOADING, e->mu not
  * held; the ops waiting keep e alive). */
 void game_reload(game_svc *svc, game_entry *e);
 /* Runs op on e again (e->mu not held), then whatever waits. */

@@ -2,8 +2,10 @@
  * handlers.c — the scrabble.v1.Game methods. Each handler authenticates the
  * caller from `scrabble-account-id`, builds a game_op in the call's arena and
  * dispatches it to the game's cache entry; the op's run step (entry locked)
- * checks the seat and does the in-memory work; a post step (no lock) does
- * Redis or store I/O.
+ * checks the seat (game_op_seated) and does the in-memory work; a post step
+ * (no lock) does Redis or store I/O. The turn methods hand their request to
+ * the turn path (turn.h). A store call made here is bounded by the caller's
+ * deadline (game_store_call).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "record.h"
 #include "rpc/log.h"
 #include "rpc/wire_check.h"
+#include "turn.h"
 
 #define HANDLERS__CHAT_MAX 500
 /* A rack holds 7 tiles: no play, preview or draft places more. */
@@ -81,18 +84,6 @@ static game_op *handlers__op(rpc_call *call, const ProtobufCMessage *req, game_o
     return op;
 }
 
-/* Seat check shared by every run step. */
-static bool handlers__seated(game_entry *e, game_op *op)
-{
-    op->seat = game_rules_seat_of(&e->g, op->account_id);
-    if (op->seat >= 0)
-        return true;
-    rpc_call_fail(op->call, GRPC_STATUS_PERMISSION_DENIED, "not_a_player",
-                  "account %lld has no seat in game %lld", (long long)op->account_id,
-                  (long long)e->game_id);
-    return false;
-}
-
 /* Copies wire placements; a letter that is not exactly one character
  * becomes 0, which the solver reports as bad_letter. At most 16 are kept
  * (more than 7 is illegal anyway: the solver says so from the count). */
@@ -128,7 +119,7 @@ static void handlers__reply_state(game_op *op, const game_entry *e)
 
 static int handlers__get_state_run(game_svc *svc, game_entry *e, game_op *op)
 {
-    if (!handlers__seated(e, op))
+    if (!game_op_seated(e, op))
         return GAME_OP_DONE;
     /* The flag of the seat to move fell and no poller has ended the game
      * yet (or another instance did and this copy is behind): settle it
@@ -152,7 +143,7 @@ static int handlers__history_run(game_svc *svc, game_entry *e, game_op *op)
 {
     const Scrabble__V1__GetHistoryRequest *r = (const Scrabble__V1__GetHistoryRequest *)op->req;
     rpc_arena *a = rpc_call_arena(op->call);
-    if (!handlers__seated(e, op))
+    if (!game_op_seated(e, op))
         return GAME_OP_DONE;
     Scrabble__V1__GetHistoryReply *rep =
         RPC_ARENA_MSG(a, Scrabble__V1__GetHistoryReply, scrabble__v1__get_history_reply__init);
@@ -186,7 +177,7 @@ static int handlers__evaluate_run(game_svc *svc, game_entry *e, game_op *op)
 {
     const Scrabble__V1__EvaluateRequest *r = (const Scrabble__V1__EvaluateRequest *)op->req;
     rpc_arena *a = rpc_call_arena(op->call);
-    if (!handlers__seated(e, op))
+    if (!game_op_seated(e, op))
         return GAME_OP_DONE;
     Scrabble__V1__EvaluateReply *rep =
         RPC_ARENA_MSG(a, Scrabble__V1__EvaluateReply, scrabble__v1__evaluate_reply__init);
@@ -232,63 +223,62 @@ static void handlers_evaluate(rpc_call *call, const ProtobufCMessage *req, void 
 /* ------------------------------------------------------------------ */
 /* Turns                                                               */
 
-static game_op *handlers__turn_op(rpc_call *call, const ProtobufCMessage *req, int kind,
-                                  int64_t expected_seq)
+/* The four turn methods read the wire request into a game_turn_request
+ * for the caller's op and hand it to the turn path (turn.h). */
+static void handlers__turn(game_svc *svc, game_op *op, const game_turn_request *t)
 {
-    game_op *op = handlers__op(call, req, game_turn_run, NULL);
-    if (!op)
-        return NULL;
-    op->is_turn = true;
-    op->expected_seq = expected_seq;
-    op->turn.kind = kind;
-    op->turn.placed = op->placed;
-    op->turn.tiles = op->tiles;
-    return op;
+    rpc_status st;
+    if (game_turn_init(op, t, &st) != 0)
+        rpc_call_fail_status(op->call, &st);
+    else
+        game_dispatch(svc, t->game_id, op);
 }
 
 static void handlers_submit_play(rpc_call *call, const ProtobufCMessage *req, void *svc)
 {
     const Scrabble__V1__SubmitPlayRequest *r = (const Scrabble__V1__SubmitPlayRequest *)req;
-    game_op *op = handlers__turn_op(call, req, GAME_MOVE_PLAY, r->expected_seq);
+    game_op *op = handlers__op(call, req, NULL, NULL);
+    solver_placement p[16];
     if (!op || !handlers__placements_ok(call, r->n_placements))
         return;
-    op->turn.nplaced = handlers__placements(r->placements, r->n_placements, op->placed);
-    game_dispatch(svc, r->game_id, op);
+    game_turn_request t = {.game_id = r->game_id,
+                           .expected_seq = r->expected_seq,
+                           .kind = GAME_MOVE_PLAY,
+                           .placed = p,
+                           .nplaced = handlers__placements(r->placements, r->n_placements, p)};
+    handlers__turn(svc, op, &t);
 }
 
 static void handlers_pass(rpc_call *call, const ProtobufCMessage *req, void *svc)
 {
     const Scrabble__V1__TurnRequest *r = (const Scrabble__V1__TurnRequest *)req;
-    game_op *op = handlers__turn_op(call, req, GAME_MOVE_PASS, r->expected_seq);
+    game_op *op = handlers__op(call, req, NULL, NULL);
+    game_turn_request t = {
+        .game_id = r->game_id, .expected_seq = r->expected_seq, .kind = GAME_MOVE_PASS};
     if (op)
-        game_dispatch(svc, r->game_id, op);
+        handlers__turn(svc, op, &t);
 }
 
 static void handlers_resign(rpc_call *call, const ProtobufCMessage *req, void *svc)
 {
     const Scrabble__V1__TurnRequest *r = (const Scrabble__V1__TurnRequest *)req;
-    game_op *op = handlers__turn_op(call, req, GAME_MOVE_RESIGN, r->expected_seq);
+    game_op *op = handlers__op(call, req, NULL, NULL);
+    game_turn_request t = {
+        .game_id = r->game_id, .expected_seq = r->expected_seq, .kind = GAME_MOVE_RESIGN};
     if (op)
-        game_dispatch(svc, r->game_id, op);
+        handlers__turn(svc, op, &t);
 }
 
 static void handlers_exchange(rpc_call *call, const ProtobufCMessage *req, void *svc)
 {
     const Scrabble__V1__ExchangeRequest *r = (const Scrabble__V1__ExchangeRequest *)req;
-    game_op *op = handlers__turn_op(call, req, GAME_MOVE_EXCHANGE, r->expected_seq);
-    if (!op)
-        return;
-    if (!r->tiles || !r->tiles[0]) {
-        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "bad_request", "no tiles to exchange");
-        return;
-    }
-    if (strlen(r->tiles) > SOLVER_RACK_MAX) {
-        rpc_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "illegal_play:tile_not_on_rack",
-                      "%zu tiles to exchange, a rack holds %d", strlen(r->tiles), SOLVER_RACK_MAX);
-        return;
-    }
-    snprintf(op->tiles, sizeof op->tiles, "%s", r->tiles);
-    game_dispatch(svc, r->game_id, op);
+    game_op *op = handlers__op(call, req, NULL, NULL);
+    game_turn_request t = {.game_id = r->game_id,
+                           .expected_seq = r->expected_seq,
+                           .kind = GAME_MOVE_EXCHANGE,
+                           .tiles = r->tiles};
+    if (op)
+        handlers__turn(svc, op, &t);
 }
 
 /* ------------------------------------------------------------------ */
@@ -296,7 +286,7 @@ static void handlers_exchange(rpc_call *call, const ProtobufCMessage *req, void 
 
 static int handlers__seat_then_post(game_svc *svc, game_entry *e, game_op *op)
 {
-    if (!handlers__seated(e, op))
+    if (!game_op_seated(e, op))
         return GAME_OP_DONE;
     op->nseats = e->g.nseats;
     for (int s = 0; s < e->g.nseats; s++)
@@ -494,7 +484,7 @@ static void handlers__nudged(void *arg, const rpc_status *st, ProtobufCMessage *
 static int handlers__nudge_run(game_svc *svc, game_entry *e, game_op *op)
 {
     const game_state *g = &e->g;
-    if (!handlers__seated(e, op))
+    if (!game_op_seated(e, op))
         return GAME_OP_DONE;
     if (g->status != GAME_STATUS_ACTIVE) {
         rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "game_over", "the game is over");
@@ -535,8 +525,8 @@ static int handlers__nudge_run(game_svc *svc, game_entry *e, game_op *op)
     }
     req.events = l.v;
     req.n_events = l.n;
-    if (game_store_call(&svc->store, GAME_STORE_APPEND_EVENTS, &req.base, a, handlers__nudged,
-                        op) != RPC_OK)
+    if (game_store_call(&svc->store, op->call, GAME_STORE_APPEND_EVENTS, &req.base, a,
+                        handlers__nudged, op) != RPC_OK)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
     return GAME_OP_DONE;
 }
@@ -599,8 +589,8 @@ static void handlers__send_chat_post(game_svc *svc, game_op *op)
         }
     req.events = l.v;
     req.n_events = l.n;
-    if (game_store_call(&svc->store, GAME_STORE_APPEND_CHAT, &req.base, a, handlers__chat_done,
-                        op) != RPC_OK)
+    if (game_store_call(&svc->store, op->call, GAME_STORE_APPEND_CHAT, &req.base, a,
+                        handlers__chat_done, op) != RPC_OK)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
 }
 
@@ -641,8 +631,8 @@ static void handlers__list_chat_post(game_svc *svc, game_op *op)
     const Scrabble__V1__ListChatRequest *r = (const Scrabble__V1__ListChatRequest *)op->req;
     Scrabble__V1__ListChatRequest req = *r;
     req.limit = r->limit == 0 ? HANDLERS__LIST_CHAT_DEFAULT : r->limit;
-    if (game_store_call(&svc->store, GAME_STORE_LIST_CHAT, &req.base, rpc_call_arena(op->call),
-                        handlers__list_chat_done, op) != RPC_OK)
+    if (game_store_call(&svc->store, op->call, GAME_STORE_LIST_CHAT, &req.base,
+                        rpc_call_arena(op->call), handlers__list_chat_done, op) != RPC_OK)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
 }
 
@@ -670,7 +660,7 @@ static int handlers__record_run(game_svc *svc, game_entry *e, game_op *op)
 {
     rpc_arena *a = rpc_call_arena(op->call);
     const game_state *g = &e->g;
-    if (!handlers__seated(e, op))
+    if (!game_op_seated(e, op))
         return GAME_OP_DONE;
     if (g->status != GAME_STATUS_FINISHED) {
         rpc_call_fail(op->call, GRPC_STATUS_FAILED_PRECONDITION, "game_in_progress",
@@ -845,14 +835,14 @@ static void handlers__announce_then_reply(game_svc *svc, game_op *op, game_entry
     }
     game_view_time(a, st, e, game_clock_now(svc));
     op->scratch = &st->base;
-    if (game_announce_start(svc, e, a, handlers__announced, op) != 0)
+    if (game_announce_start(svc, op->call, e, a, handlers__announced, op) != 0)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable",
                       "could not record the game's start events; retry");
 }
 
 static int handlers__created_run(game_svc *svc, game_entry *e, game_op *op)
 {
-    if (!handlers__seated(e, op))
+    if (!game_op_seated(e, op))
         return GAME_OP_DONE;
     /* A repeated CreateGame is a retry, perhaps after a failed announcement:
      * until the first move, announce again (the dedupe keys keep one). */
@@ -881,11 +871,7 @@ static void handlers__created(game_op *op, const Scrabble__V1__GameRecord *rec,
     tmp->game_id = rec->game_id;
     if (game_entry_init_from_record(op->svc, tmp, rec, &st2) != 0) {
         rpc_call_fail_status(op->call, &st2);
-    } else if ((op->seat = game_rules_seat_of(&tmp->g, op->account_id)) < 0) {
-        rpc_call_fail(op->call, GRPC_STATUS_PERMISSION_DENIED, "not_a_player",
-                      "account %lld has no seat in game %lld", (long long)op->account_id,
-                      (long long)rec->game_id);
-    } else {
+    } else if (game_op_seated(tmp, op)) {
         if (clock) {
             Scrabble__V1__GameRecord with = *rec;
             with.clock = (Scrabble__V1__GameClock *)clock;
@@ -950,7 +936,7 @@ static void handlers__create_done(void *arg, const rpc_status *st, ProtobufCMess
     }
     req->game_id = rec->game_id;
     op->scratch = (void *)rec;
-    if (game_store_call(&op->svc->store, GAME_STORE_START_CLOCK, &req->base, a,
+    if (game_store_call(&op->svc->store, op->call, GAME_STORE_START_CLOCK, &req->base, a,
                         handlers__clock_started, op) != RPC_OK)
         rpc_call_fail(op->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
 }
@@ -974,7 +960,7 @@ static void handlers_create_game(rpc_call *call, const ProtobufCMessage *req, vo
     sreq.invitation_id = r->invitation_id;
     sreq.seed = seed & INT64_MAX; /* fits a Postgres bigint */
     op->svc = svc;
-    if (game_store_call(&svc->store, GAME_STORE_CREATE_GAME, &sreq.base, rpc_call_arena(call),
+    if (game_store_call(&svc->store, call, GAME_STORE_CREATE_GAME, &sreq.base, rpc_call_arena(call),
                         handlers__create_done, op) != RPC_OK)
         rpc_call_fail(call, GRPC_STATUS_UNAVAILABLE, "unavailable", "store-svc call failed");
 }

@@ -93,7 +93,9 @@ void game_seek_create(game_svc *svc, rpc_arena *a, const Scrabble__V1__Deadline 
         with.clock = (Scrabble__V1__GameClock *)reply;
         game_clock_from_record(tmp, &with);
     }
-    if (game_announce_start(svc, tmp, a, seeks__announced, (void *)(intptr_t)rec->game_id) != 0)
+    /* No caller: the poller's work keeps the fixed store deadline. */
+    if (game_announce_start(svc, NULL, tmp, a, seeks__announced, (void *)(intptr_t)rec->game_id) !=
+        0)
         log_warn("seek_game_announce_failed", "game=%lld reason=not_started",
                  (long long)rec->game_id);
 done:

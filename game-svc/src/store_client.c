@@ -47,7 +47,7 @@ int game_store_open(game_store *st, const char *target, const rpc_tls_config *tl
     st->ch = rpc_channel_create(target, &opts);
     if (!st->ch)
         return -1;
-    st->timeout_ms = 5000;
+    st->timeout_ms = GAME_STORE_TIMEOUT_MS;
     for (int i = 0; i < GAME_STORE_NMETHODS; i++) {
         char labels[64];
         snprintf(labels, sizeof labels, "method=\"%s\"", store__methods[i].name);
@@ -66,10 +66,21 @@ void game_store_close(game_store *st)
     st->ch = NULL;
 }
 
-int game_store_call(game_store *st, int method, const ProtobufCMessage *req, rpc_arena *arena,
-                    rpc_unary_cb cb, void *arg)
+int64_t game_store_timeout_ms(int64_t remaining_ms, int64_t bound_ms)
 {
-    rpc_client_opts opts = {.timeout_ms = st->timeout_ms, .arena = arena};
+    if (remaining_ms > bound_ms)
+        return bound_ms;
+    return remaining_ms < GAME_STORE_TIMEOUT_MIN_MS ? GAME_STORE_TIMEOUT_MIN_MS : remaining_ms;
+}
+
+int game_store_call(game_store *st, rpc_call *caller, int method, const ProtobufCMessage *req,
+                    rpc_arena *arena, rpc_unary_cb cb, void *arg)
+{
+    /* Not rpc_client_opts.parent: that would cut the floor back to the
+     * caller's remaining time. */
+    int64_t ms = caller ? game_store_timeout_ms(rpc_call_remaining_ms(caller), st->timeout_ms)
+                        : st->timeout_ms;
+    rpc_client_opts opts = {.timeout_ms = ms, .arena = arena};
     if (st->calls[method])
         metric_add(st->calls[method], 1);
     return rpc_client_unary(st->ch, store__methods[method].path, req, store__methods[method].reply,

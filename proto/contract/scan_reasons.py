@@ -54,6 +54,10 @@ PASSTHROUGH = {
     "gw_subs__end": "gateway/src/subscribe.c: its callers' literals and ReadEvents' "
                     "statuses (events_expired, bad_event_id)",
     "game_turn_run": "game_rules_error.reason, set by rules__fail",
+    # game-svc/src/game.c: an op's failure, for its call or an in-process
+    # caller; its callers pass literals (scanned after GRPC_STATUS_*) or,
+    # from game_turn_run, game_rules_error.reason.
+    "game_op_fail": "its callers' literals and game_rules_error.reason (game_turn_run)",
     "store_op_code": "the store__reasons table",
     "rules__fail": "its callers' literals",
     "store__bad": "its callers' literals",

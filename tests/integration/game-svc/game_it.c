@@ -90,17 +90,25 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* One blocking call to game-svc as `account` (0: no metadata). The reply is
- * malloc'd; free with done(). */
-static grpc_status_code gcall(int64_t account, const char *method, const ProtobufCMessage *req,
-                              const ProtobufCMessageDescriptor *rd, reply *r)
+/* One blocking call to game-svc as `account` (0: no metadata) with a
+ * deadline of timeout_ms. The reply is malloc'd; free with done(). */
+static grpc_status_code gcall_within(int64_t account, const char *method,
+                                     const ProtobufCMessage *req,
+                                     const ProtobufCMessageDescriptor *rd, int64_t timeout_ms,
+                                     reply *r)
 {
     char path[128], id[32];
     snprintf(path, sizeof path, "/scrabble.v1.Game/%s", method);
     snprintf(id, sizeof id, "%lld", (long long)account);
     rpc_metadata md[1] = {{"scrabble-account-id", id}};
-    rpc_client_opts o = {.timeout_ms = 10000, .md = md, .md_count = account ? 1 : 0};
+    rpc_client_opts o = {.timeout_ms = timeout_ms, .md = md, .md_count = account ? 1 : 0};
     return rpc_client_unary_sync(game_ch, path, req, rd, &o, NULL, &r->msg, &r->st);
+}
+
+static grpc_status_code gcall(int64_t account, const char *method, const ProtobufCMessage *req,
+                              const ProtobufCMessageDescriptor *rd, reply *r)
+{
+    return gcall_within(account, method, req, rd, 10000, r);
 }
 
 static grpc_status_code scall(const char *method, const ProtobufCMessage *req,
@@ -1193,6 +1201,86 @@ static void test_store_up(void **state)
     fclose(f);
 }
 
+/* The mover at the state file's seq, kept beside it by store-stalled for
+ * store-resumed. */
+static void mover_file(char *path, size_t len)
+{
+    snprintf(path, len, "%s.mover", state_file);
+}
+
+/* store-svc is stopped (SIGSTOP: its socket accepts, nothing answers). A
+ * turn whose caller allows 1 s fails DEADLINE_EXCEEDED; game-svc bounds
+ * its CommitMove by that deadline (store_client.h), so the commit fails
+ * too and the game goes stale, which the shell waits for in the log. Reads
+ * go on from memory meanwhile. */
+static void test_store_stalled(void **state)
+{
+    game g;
+    reply r = {0};
+    char path[600];
+    read_state_file(&g);
+    Scrabble__V1__GameState *st = get_state(&g, 0, &r);
+    assert_int_equal(st->seq, g.seq);
+    int mover = st->to_move;
+    done(&r);
+    Scrabble__V1__TurnRequest req = SCRABBLE__V1__TURN_REQUEST__INIT;
+    req.game_id = g.id;
+    req.expected_seq = g.seq;
+    grpc_status_code c = gcall_within(g.acc[mover], "Pass", &req.base,
+                                      &scrabble__v1__turn_reply__descriptor, 1000, &r);
+    assert_int_equal(c, GRPC_STATUS_DEADLINE_EXCEEDED);
+    done(&r);
+    st = get_state(&g, 1 - mover, &r);
+    assert_int_equal(st->seq, g.seq);
+    done(&r);
+    mover_file(path, sizeof path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%d\n", mover);
+    fclose(f);
+}
+
+/* store-svc answers again. The store may or may not have applied the
+ * abandoned Pass (its request was on the wire when the caller gave up):
+ * the caller's retry at the same seq gets exactly one Pass either way
+ * (the original reply, or a fresh commit after game-svc reloads the
+ * stale game), and the state file moves on to the new seq. */
+static void test_store_resumed(void **state)
+{
+    game g;
+    reply r = {0};
+    char path[600];
+    int mover = -1;
+    read_state_file(&g);
+    mover_file(path, sizeof path);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%d", &mover), 1);
+    fclose(f);
+    /* One more attempt if the abandoned commit lands while the first
+     * attempt's reload reads the store (stale_seq): a client retries. */
+    grpc_status_code c = turn_simple(&g, mover, "Pass", g.seq, &r);
+    if (c == GRPC_STATUS_FAILED_PRECONDITION && strcmp(r.st.reason, "stale_seq") == 0) {
+        done(&r);
+        c = turn_simple(&g, mover, "Pass", g.seq, &r);
+    }
+    EXPECT_OK(c, &r);
+    Scrabble__V1__TurnReply *tr = (Scrabble__V1__TurnReply *)r.msg;
+    assert_int_equal(tr->move->seq, g.seq + 1);
+    assert_int_equal(tr->move->seat, mover);
+    assert_int_equal(tr->move->kind, SCRABBLE__V1__MOVE_KIND__MOVE_KIND_PASS);
+    done(&r);
+    Scrabble__V1__GameState *st = get_state(&g, 0, &r);
+    assert_int_equal(st->seq, g.seq + 1);
+    assert_int_equal(st->to_move, 1 - mover);
+    done(&r);
+    f = fopen(state_file, "w");
+    assert_non_null(f);
+    fprintf(f, "%lld %lld %lld %lld 0\n", (long long)g.id, (long long)g.seq + 1,
+            (long long)g.acc[0], (long long)g.acc[1]);
+    fclose(f);
+}
+
 static void test_store_down(void **state)
 {
     game g;
@@ -1332,6 +1420,8 @@ int main(int argc, char **argv)
             {"crash-before", "game-svc crash (before)", test_crash_before},
             {"crash-after", "game-svc crash (after)", test_crash_after},
             {"store-up", "game-svc store (up)", test_store_up},
+            {"store-stalled", "game-svc store (stalled)", test_store_stalled},
+            {"store-resumed", "game-svc store (resumed)", test_store_resumed},
             {"store-down", "game-svc store (down)", test_store_down},
             {"store-back", "game-svc store (back)", test_store_back},
             {"redis-down", "game-svc redis down", test_redis_down},

@@ -3,6 +3,8 @@
 # on free loopback ports; the cmocka client game_it plays complete 2-, 3- and
 # 4-player games, the bad inputs, the races, drafts and events; then the
 # crash test (kill -9 mid-game, restart, identical state, play to the end)
+# the store-stalled test (a turn with a short deadline against a store that
+# does not answer; its retry afterwards makes exactly one move),
 # the store-down test (a turn fails UNAVAILABLE, reads and Evaluate stay up,
 # the game continues once the store is back) and the Redis-down test (drafts UNAVAILABLE at once, gameplay unaffected).
 # Usage: BUILD_DIR=build-game bash test_game_svc.sh
@@ -51,8 +53,27 @@ start_game
 echo "== store-svc down and back"
 "$it" store-up "$STACK_TMP/store.state"
 for i in "${!STACK_NAMES[@]}"; do
-    [ "${STACK_NAMES[i]}" = store-svc ] && stop_pid "${STACK_PIDS[i]}" 10
+    [ "${STACK_NAMES[i]}" = store-svc ] && STORE_PID=${STACK_PIDS[i]}
 done
+
+echo "== store-svc stalled: a turn's short deadline bounds its CommitMove"
+kill -STOP "$STORE_PID"
+"$it" store-stalled "$STACK_TMP/store.state"
+# game-svc gives the commit up when the caller's deadline has passed and
+# marks the game stale: wait for that, not for a time.
+for _ in $(seq 1 300); do
+    grep -q 'commit_failed.*code=DEADLINE_EXCEEDED' "$STACK_TMP/game-svc.log" && break
+    sleep 0.1
+done
+grep 'commit_failed.*code=DEADLINE_EXCEEDED' "$STACK_TMP/game-svc.log" || {
+    kill -CONT "$STORE_PID"
+    echo "game-svc never gave up the stalled commit"
+    exit 1
+}
+kill -CONT "$STORE_PID"
+"$it" store-resumed "$STACK_TMP/store.state"
+
+stop_pid "$STORE_PID" 10
 "$it" store-down "$STACK_TMP/store.state"
 mv "$STACK_TMP/store-svc.log" "$STACK_TMP/store-svc-first.log"
 mapfile -t store_args < <(svc_args_store "$STORE_PORT" "$STORE_METRICS_PORT" "$PG_PORT")

@@ -17,7 +17,7 @@ static void test_hit_miss(void **state)
     bool created;
     game_entry *a = game_cache_acquire(c, 7, &created);
     assert_true(created);
-    assert_int_equal(a->phase, GAME_ENTRY_LOADING);
+    assert_int_equal(a->state, GAME_ENTRY_LOADING);
     game_entry *b = game_cache_acquire(c, 7, &created);
     assert_false(created);
     assert_ptr_equal(a, b);
