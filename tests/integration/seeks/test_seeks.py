@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 
 import grpc
@@ -428,6 +429,38 @@ TESTS = [test_impossible_and_bad_seeks, test_cancel_someone_elses_seek, test_see
          test_rating_range, test_seek_expires, test_match_without_its_gateway_becomes_a_game,
          test_list_seeks_paged, test_cli_seek]
 
+def bench_match_latency():
+    """Not a test (run by name): PostSeek latency through the gateways,
+    for a seek that waits (OPEN) and for the one that completes a match
+    (MATCHED: the store transaction plus CreateGame and the announcement),
+    then the time from a match to the waiting seeker's GAME_STARTED.
+    Prints figures; asserts only that every match made one game."""
+    n = int(os.environ.get("BENCH_PAIRS", "100"))
+    ps = [(Player(GATEWAYS[0]), Player(GATEWAYS[1])) for _ in range(n)]
+    t_open, t_match, t_event = [], [], []
+    for a, b in ps:
+        tc = pool()
+        t0 = time.perf_counter()
+        assert a.seek(tc).status == ET.SEEK_STATUS_OPEN
+        t1 = time.perf_counter()
+        k = b.seek(tc)
+        t2 = time.perf_counter()
+        assert k.status == ET.SEEK_STATUS_MATCHED and k.game_id > 0
+        assert a.started().game_id == k.game_id
+        t3 = time.perf_counter()
+        t_open.append(t1 - t0)
+        t_match.append(t2 - t1)
+        t_event.append(t3 - t2)
+
+    def pct(v, q):
+        v = sorted(v)
+        return 1000 * v[min(len(v) - 1, int(q * len(v)))]
+    for name, v in (("PostSeek -> OPEN", t_open), ("PostSeek -> MATCHED + game", t_match),
+                    ("then GAME_STARTED at the waiter", t_event)):
+        print(f"  {name}: p50 {pct(v, .5):.1f} ms, p99 {pct(v, .99):.1f} ms ({len(v)} pairs)",
+              flush=True)
+
+
 if __name__ == "__main__":
     Player.any = Player(GATEWAYS[0])
-    ec.run_tests(TESTS)
+    ec.run_tests(TESTS, benches=[bench_match_latency])
