@@ -139,7 +139,13 @@ static int cmd_invite(cli_ctx *ctx, int argc, char **argv)
                  (ProtobufCMessage **)&inv) != CLI_OK)
         return CLI_EFAIL;
     cli_view_invitation(stdout, inv, ctx->account_id);
-    printf("the game starts when everyone has accepted\n");
+    /* Bots accept as they are invited: an invitation of bots only has
+     * started already. */
+    if (inv->status == SCRABBLE__V1__INVITATION_STATUS__INVITATION_STATUS_STARTED && inv->game_id)
+        printf("game %lld has started: your move (show %lld)\n", (long long)inv->game_id,
+               (long long)inv->game_id);
+    else
+        printf("the game starts when everyone has accepted\n");
     CMD_FREE(inv);
     return CLI_OK;
 }
@@ -465,7 +471,9 @@ static const cmd cmd__table[] = {
     {"register", 2, 2, false, cmd_register, "HANDLE PASSWORD", "create an account and log in"},
     {"login", 2, 2, false, cmd_login, "HANDLE PASSWORD", "log in (saves the session token)"},
     {"logout", 0, 0, false, cmd_logout, "", "forget the session token"},
-    {"invite", 1, 3, true, cmd_invite, "HANDLE...", "invite 1-3 players to a game"},
+    {"invite", 1, 3, true, cmd_invite, "HANDLE...",
+     "invite 1-3 players to a game; bot-beginner, bot-club, bot-expert are computer "
+     "opponents that accept at once"},
     {"invitations", 0, 0, true, cmd_invitations, "", "open invitations, sent and received"},
     {"accept", 1, 1, true, cmd_accept, "ID", "accept an invitation"},
     {"decline", 1, 1, true, cmd_decline, "ID", "decline an invitation"},

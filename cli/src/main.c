@@ -47,6 +47,7 @@ static void main__usage(FILE *out, const cfg_table *t)
     fputs("\nexamples:\n"
           "  scrabble-cli register alice s3cret-pass\n"
           "  scrabble-cli invite bob            # bob: scrabble-cli accept 1\n"
+          "  scrabble-cli invite bot-club       # play the computer: starts at once\n"
           "  scrabble-cli show 7\n"
           "  scrabble-cli play 7 \"8D QUIXOTIC\"  # row first: across; \"D8 ...\": down\n"
           "  scrabble-cli play 7 \"H4 FA(R)M\"    # (R) is already on the board ('.' too)\n"

@@ -38,6 +38,18 @@ static const cfg_option config__options[] = {
     CFG_DUR_OPT(game_config, deadline_poll_ms, "deadline-poll", 50, 60000, "1s",
                 "how often due deadlines (timeouts, warnings, invitation expiries) are claimed "
                 "from store-svc"),
+    CFG_INT_OPT(game_config, bot_threads, "bot-threads", 0, 64, "1",
+                "threads choosing bot moves (off the gRPC workers); 0: this instance plays no "
+                "bots (another instance must)"),
+    CFG_INT_OPT(game_config, bot_queue, "bot-queue", 1, 4096, "64",
+                "bot turns claimed and not yet committed, at most; the rest wait in the store"),
+    CFG_DUR_OPT(game_config, bot_poll_ms, "bot-poll", 20, 60000, "200ms",
+                "how often due bot turns are claimed from store-svc (a bot moves within about "
+                "this plus its thinking time)"),
+    CFG_DUR_OPT(game_config, bot_takeover_ms, "bot-takeover", 0, 600000, "5s",
+                "a bot turn of a game another instance holds (it committed the move before) is "
+                "taken by this one only after it has been due this long (that instance died or "
+                "fell behind); the holder moves it at once"),
     CFG_STR_OPT(game_config, clock_offset_file, "clock-offset-file", "",
                 "TESTS ONLY: a file whose number (ms) is added to the game clock, re-read at "
                 "each deadline poll, so tests can move time forward; empty: off"),

@@ -170,6 +170,7 @@ static void deadlines__timeout_done(void *arg, const rpc_status *st, ProtobufCMe
                  rpc_status_code_name(st->code), st->reason);
         e->state = GAME_ENTRY_RELOADING;
         reload = true;
+        game_ops_waiting_add(svc, 1);
         op->next = e->wait_head;
         e->wait_head = op;
         if (!e->wait_tail)
@@ -322,24 +323,45 @@ static void deadlines__read_offset(game_svc *svc)
     fclose(f);
 }
 
-static void deadlines__poll_once(game_svc *svc, rpc_arena *a)
+const Scrabble__V1__ClaimDeadlinesReply *
+game_store_claim(game_svc *svc, int method, Scrabble__V1__ClaimDeadlinesRequest *req, rpc_arena *a)
 {
-    Scrabble__V1__ClaimDeadlinesRequest req = SCRABBLE__V1__CLAIM_DEADLINES_REQUEST__INIT;
     ProtobufCMessage *reply = NULL;
     rpc_status st;
     rpc_client_opts opts = {.timeout_ms = svc->store.timeout_ms};
-    req.now_ms = game_clock_now(svc);
-    req.limit = DEADLINES__CLAIM_LIMIT;
-    req.lease_ms = DEADLINES__LEASE_MS;
-    if (rpc_client_unary_sync(svc->store.ch,
-                              game_store_path(&svc->store, GAME_STORE_CLAIM_DEADLINES), &req.base,
+    req->now_ms = game_clock_now(svc);
+    if (rpc_client_unary_sync(svc->store.ch, game_store_path(&svc->store, method), &req->base,
                               &scrabble__v1__claim_deadlines_reply__descriptor, &opts,
                               rpc_arena_allocator(a), &reply, &st) != GRPC_STATUS_OK) {
-        log_debug("claim_deadlines_failed", "code=%s reason=%s", rpc_status_code_name(st.code),
-                  st.reason);
-        return;
+        log_debug("claim_failed", "method=%d code=%s reason=%s", method,
+                  rpc_status_code_name(st.code), st.reason);
+        return NULL;
     }
-    const Scrabble__V1__ClaimDeadlinesReply *r = (const Scrabble__V1__ClaimDeadlinesReply *)reply;
+    return (const Scrabble__V1__ClaimDeadlinesReply *)reply;
+}
+
+void game_poll_sleep(pthread_mutex_t *mu, pthread_cond_t *cv, const bool *stop, bool *poke, int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ns = ts.tv_nsec + (int64_t)ms * 1000000;
+    ts.tv_sec += ns / 1000000000;
+    ts.tv_nsec = ns % 1000000000;
+    while (!*stop && !(poke && *poke) && pthread_cond_timedwait(cv, mu, &ts) != ETIMEDOUT)
+        ;
+    if (poke)
+        *poke = false;
+}
+
+static void deadlines__poll_once(game_svc *svc, rpc_arena *a)
+{
+    Scrabble__V1__ClaimDeadlinesRequest req = SCRABBLE__V1__CLAIM_DEADLINES_REQUEST__INIT;
+    req.limit = DEADLINES__CLAIM_LIMIT;
+    req.lease_ms = DEADLINES__LEASE_MS;
+    const Scrabble__V1__ClaimDeadlinesReply *r =
+        game_store_claim(svc, GAME_STORE_CLAIM_DEADLINES, &req, a);
+    if (!r)
+        return;
     game_event_list l = {0};
     for (size_t i = 0; i < r->n_deadlines; i++) {
         const Scrabble__V1__Deadline *d = r->deadlines[i];
@@ -378,15 +400,9 @@ static void *deadlines__main(void *arg)
             deadlines__poll_once(svc, a);
             rpc_arena_reset(a);
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = ts.tv_nsec + (int64_t)svc->cfg.deadline_poll_ms * 1000000;
-        ts.tv_sec += ns / 1000000000;
-        ts.tv_nsec = ns % 1000000000;
         pthread_mutex_lock(&svc->poll_mu);
-        while (!svc->poll_stop &&
-               pthread_cond_timedwait(&svc->poll_cv, &svc->poll_mu, &ts) != ETIMEDOUT)
-            ;
+        game_poll_sleep(&svc->poll_mu, &svc->poll_cv, &svc->poll_stop, NULL,
+                        svc->cfg.deadline_poll_ms);
     }
     pthread_mutex_unlock(&svc->poll_mu);
     if (a)

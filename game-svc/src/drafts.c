@@ -30,6 +30,10 @@
  * reply, e.g. NOPERM after an ACL mistake): the connection itself is fine,
  * so its backoff does not apply. */
 #define DRAFTS__REFUSED_RETRY_MS 1000
+/* An idle drafts thread PINGs Redis this often, so game_drafts_redis_up
+ * tells the truth between draft calls (a connection is only known dead
+ * once something is sent on it). */
+#define DRAFTS__PROBE_MS 1000
 
 enum { DRAFTS__GET = 0, DRAFTS__SET, DRAFTS__DEL };
 
@@ -56,8 +60,10 @@ struct game_drafts {
     rpc_redis *conn;
     game_delset *owed;
     int64_t next_flush_ms; /* monotonic; no flush before this */
+    int64_t next_probe_ms; /* monotonic; PING when idle until this */
     bool full_logged;
     metric *m_pending, *m_deleted, *m_dropped;
+    metric *m_redis_up, *m_queued; /* game_drafts_redis_up, game_drafts_queued_jobs */
 };
 
 static int64_t drafts__now_ms(void)
@@ -90,6 +96,8 @@ static bool drafts__enqueue(game_drafts *d, drafts__job *job)
         d->queued_dels++;
     else
         d->queued++;
+    if (d->m_queued)
+        metric_set(d->m_queued, d->queued);
     pthread_cond_signal(&d->cv);
     pthread_mutex_unlock(&d->mu);
     return true;
@@ -167,6 +175,15 @@ static void drafts__pending_changed(game_drafts *d)
         metric_set(d->m_pending, (int64_t)game_delset_count(d->owed));
 }
 
+/* After every exchange with Redis: the connection's state as it left it,
+ * and the next idle PING a full interval away. */
+static void drafts__redis_seen(game_drafts *d)
+{
+    if (d->m_redis_up)
+        metric_set(d->m_redis_up, rpc_redis_context(d->conn) != NULL);
+    d->next_probe_ms = drafts__now_ms() + DRAFTS__PROBE_MS;
+}
+
 /* ---- the pipeline: SET/GET jobs of a batch, one round trip ---------- */
 
 /* Jobs waiting to be sent together, with their keys and argument vectors
@@ -213,6 +230,7 @@ static void drafts__pipe_run(game_drafts *d, drafts__pipe *p)
     if (p->n == 0)
         return;
     rpc_redis_pipeline(d->conn, p->n, p->cmds, p->replies); /* NULLs when unreachable */
+    drafts__redis_seen(d);
     for (int i = 0; i < p->n; i++) {
         drafts__complete(d, p->jobs[i], p->replies[i]);
         if (p->replies[i])
@@ -306,6 +324,7 @@ static redisReply *drafts__command(game_drafts *d, int argc, const char **argv,
                                    const size_t *argvlen)
 {
     redisReply *r = rpc_redis_command_argv(d->conn, argc, argv, argvlen);
+    drafts__redis_seen(d);
     if (r && r->type == REDIS_REPLY_ERROR) {
         log_warn("drafts_redis_refused", "cmd=%s err=\"%.*s\"", argv[0],
                  (int)(r->len > 100 ? 100 : r->len), r->str);
@@ -360,6 +379,8 @@ static void *drafts__main(void *arg)
             drafts__job *batch = d->head;
             d->head = d->tail = NULL;
             d->queued = d->queued_dels = 0;
+            if (d->m_queued)
+                metric_set(d->m_queued, 0);
             pthread_mutex_unlock(&d->mu);
             drafts__pipe pipe;
             pipe.n = 0;
@@ -375,20 +396,26 @@ static void *drafts__main(void *arg)
         bool owed = game_delset_count(d->owed) > 0;
         if (d->stopping)
             break;
-        if (owed) {
-            int64_t now = drafts__now_ms();
-            if (now >= d->next_flush_ms) {
-                pthread_mutex_unlock(&d->mu);
-                drafts__flush(d);
-                pthread_mutex_lock(&d->mu);
-                continue;
-            }
-            struct timespec until = {(time_t)(d->next_flush_ms / 1000),
-                                     (long)(d->next_flush_ms % 1000) * 1000000};
-            pthread_cond_timedwait(&d->cv, &d->mu, &until);
-        } else {
-            pthread_cond_wait(&d->cv, &d->mu);
+        int64_t now = drafts__now_ms();
+        if (owed && now >= d->next_flush_ms) {
+            pthread_mutex_unlock(&d->mu);
+            drafts__flush(d);
+            pthread_mutex_lock(&d->mu);
+            continue;
         }
+        if (now >= d->next_probe_ms) {
+            /* Idle: is Redis still there? (Within its backoff the probe
+             * fails at once, without a connect attempt.) */
+            pthread_mutex_unlock(&d->mu);
+            rpc_redis_probe(d->conn);
+            drafts__redis_seen(d);
+            pthread_mutex_lock(&d->mu);
+            continue;
+        }
+        int64_t wake =
+            owed && d->next_flush_ms < d->next_probe_ms ? d->next_flush_ms : d->next_probe_ms;
+        struct timespec until = {(time_t)(wake / 1000), (long)(wake % 1000) * 1000000};
+        pthread_cond_timedwait(&d->cv, &d->mu, &until);
     }
     pthread_mutex_unlock(&d->mu);
     /* Stopping: one last try for what is owed (a restart loses the set;
@@ -433,6 +460,12 @@ game_drafts *game_drafts_start(const char *addr, const char *secrets_dir, metric
         d->m_dropped = metrics_counter(reg, "game_drafts_deletes_dropped_total", NULL,
                                        "Draft deletions given up (bound reached or shutdown); "
                                        "the draft's TTL removes it");
+        d->m_redis_up = metrics_gauge(reg, "game_drafts_redis_up", NULL,
+                                      "1 while the drafts connection to Redis works (checked "
+                                      "by every command, and by a PING each second when idle)");
+        d->m_queued = metrics_gauge(reg, "game_drafts_queued_jobs", NULL,
+                                    "SaveDraft/GetDraft jobs waiting for the drafts thread "
+                                    "(refused UNAVAILABLE past 4096)");
     }
     pthread_mutex_init(&d->mu, NULL);
     pthread_condattr_init(&ca);

@@ -89,8 +89,17 @@ bool game_op_seated(const game_entry *e, game_op *op)
 /* ------------------------------------------------------------------ */
 /* Wait queue and draining                                             */
 
+/* Every op that enters or leaves a wait queue passes here, so
+ * game_ops_waiting is the sum of the queues' lengths. */
+void game_ops_waiting_add(game_svc *svc, int64_t delta)
+{
+    if (svc->m_ops_waiting)
+        metric_add(svc->m_ops_waiting, delta);
+}
+
 static void game__enqueue(game_entry *e, game_op *op)
 {
+    game_ops_waiting_add(op->svc, 1);
     op->next = NULL;
     if (e->wait_tail)
         e->wait_tail->next = op;
@@ -103,6 +112,7 @@ static game_op *game__dequeue(game_entry *e)
 {
     game_op *op = e->wait_head;
     if (op) {
+        game_ops_waiting_add(op->svc, -1);
         e->wait_head = op->next;
         if (!e->wait_head)
             e->wait_tail = NULL;
@@ -308,6 +318,7 @@ static void game__fail_waiters(game_svc *svc, game_entry *e, game_op *w, const r
 {
     while (w) {
         game_op *n = w->next;
+        game_ops_waiting_add(svc, -1);
         game_op_fail_status(w, st); /* a poller's op tries again after its lease */
         game_cache_release(svc->cache, e);
         w = n;

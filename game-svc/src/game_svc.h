@@ -34,6 +34,10 @@ typedef struct game_config {
     int64_t abandon_after_us;    /* untimed games: a seat to move away this long loses */
     int deadline_poll_ms;        /* how often due deadlines are claimed */
     char clock_offset_file[512]; /* tests only: ms added to the game clock */
+    int bot_threads;             /* bots.c: the pool's threads (0: play no bots) */
+    int bot_queue;               /* bot turns claimed and not yet done, at most */
+    int bot_poll_ms;             /* how often due bot turns are claimed */
+    int bot_takeover_ms;         /* another instance's bot turn is taken after this */
 } game_config;
 
 /* Fills defaults, then environment (SCRABBLE_GAME_*) and flags. Returns
@@ -60,8 +64,11 @@ const solver_lexicon *game_lexicons_get(game_lexicons *l, const char *name);
  * Returns how many were written. */
 int game_lexicons_list(game_lexicons *l, char names[][32], int max);
 
+typedef struct game_bots game_bots;
+
 typedef struct game_svc {
     game_config cfg;
+    game_bots *bots; /* bots.c */
     game_cache *cache;
     game_store store;
     game_drafts *drafts;
@@ -71,6 +78,7 @@ typedef struct game_svc {
     metric *m_cache_entries, *m_cache_bytes, *m_cache_misses, *m_evictions;
     metric *m_timeouts, *m_warnings, *m_invitations_expired;
     metric *m_clock_offset; /* the test-only offset in force (0 in production) */
+    metric *m_ops_waiting;  /* calls in the games' wait queues (game.c, deadlines.c) */
     /* The deadline poller (deadlines.c). */
     _Atomic int64_t clock_offset_ms; /* from --clock-offset-file; 0 in production */
     pthread_t poller;
@@ -148,6 +156,9 @@ struct game_op {
  * resident, queues it behind a load or a commit otherwise. Finishes the call
  * itself on any failure. */
 void game_dispatch(game_svc *svc, int64_t game_id, game_op *op);
+/* game_ops_waiting += delta: whoever puts an op into an entry's wait queue
+ * or takes one out (e->mu held) says so here. */
+void game_ops_waiting_add(game_svc *svc, int64_t delta);
 
 /* An op's outcome, whoever asked: its call's reply or status, or for an
  * in-process op its done function (then its arena, and the op, are freed).
@@ -202,6 +213,14 @@ int game_timeout_run(game_svc *svc, game_entry *e, game_op *op);
  * claimed DEADLINE_KIND_SEEK_MATCH (d->invitation), as CreateGame would;
  * every step is idempotent. Blocking; scratch in a. */
 void game_seek_create(game_svc *svc, rpc_arena *a, const Scrabble__V1__Deadline *d);
+/* A blocking claim (the pollers' threads): req's now_ms is set to the game
+ * clock; the reply in a, or NULL when the call failed (logged). method:
+ * GAME_STORE_CLAIM_DEADLINES or GAME_STORE_CLAIM_BOT_TURNS. */
+const Scrabble__V1__ClaimDeadlinesReply *
+game_store_claim(game_svc *svc, int method, Scrabble__V1__ClaimDeadlinesRequest *req, rpc_arena *a);
+/* With mu held: waits on cv for ms, or until *stop, or until *poke (then
+ * cleared; poke may be NULL), both checked on every wake-up. */
+void game_poll_sleep(pthread_mutex_t *mu, pthread_cond_t *cv, const bool *stop, bool *poke, int ms);
 /* The events of move m, g being the game right after it and c its clock,
  * appended to l in the arena: OPPONENT_MOVED to every other seat, then
  * YOUR_TURN to the next seat or GAME_OVER to everyone, with the clocks as
@@ -221,6 +240,19 @@ void game_clock_from_record(game_entry *e, const Scrabble__V1__GameRecord *rec);
 Scrabble__V1__GameClock *game_view_clock_record(rpc_arena *a, const game_clock *c, int nseats);
 /* Fills st's time_control, clock_ms and deadline_ms from e at now. */
 void game_view_time(rpc_arena *a, Scrabble__V1__GameState *st, const game_entry *e, int64_t now);
+
+/* ---- bots (bots.c) ---- */
+/* Starts the bot pool (--bot-threads) and its poller; metrics in reg.
+ * Returns 0 or -1. */
+int game_bots_start(game_svc *svc, metrics_registry *reg);
+/* Stops the poller and the pool (turns not yet chosen are left to their
+ * leases); the state stays for moves still committing until game_bots_free. */
+void game_bots_stop(game_svc *svc);
+void game_bots_free(game_svc *svc);
+/* After a commit into e (e->mu held): when a bot is now to move, this
+ * instance prefers that turn in its claims (it holds the game) and polls at
+ * once. */
+void game_bots_after_commit(game_svc *svc, const game_entry *e);
 
 /* ---- views: protobuf messages from cache state (view.c), in `a` ---- */
 Scrabble__V1__GameState *game_view_state(rpc_arena *a, const game_entry *e, int my_seat);

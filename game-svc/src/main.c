@@ -85,6 +85,9 @@ int main(int argc, char **argv)
         svc.m_clock_offset =
             metrics_gauge(reg, "game_clock_offset_seconds", NULL,
                           "seconds added to the game clock by --clock-offset-file (tests only; 0)");
+        svc.m_ops_waiting = metrics_gauge(reg, "game_ops_waiting", NULL,
+                                          "Calls queued behind a game's load, reload or commit "
+                                          "in flight");
     }
     if (rpc_server_allow(server, &scrabble__v1__game__descriptor, game_allow) != 0 ||
         rpc_server_add_service(server, &scrabble__v1__game__descriptor, game_handlers, &svc) != 0) {
@@ -100,6 +103,10 @@ int main(int argc, char **argv)
         log_error("start_failed", "reason=deadline_poller");
         goto out;
     }
+    if (game_bots_start(&svc, reg) != 0) {
+        log_error("start_failed", "reason=bots");
+        goto out;
+    }
     log_info("started", "port=%d instance=%d store=%s redis=%s cache_mb=%d lexicon_dir=%s", port,
              svc.cfg.instance, svc.cfg.store, svc.cfg.redis, svc.cfg.cache_mb, svc.cfg.lexicon_dir);
     rpc_server_wait(server);
@@ -113,12 +120,14 @@ out:
      * thread still counting at SIGTERM wrote to freed memory (seen under
      * ASan in integration.idempotency). The deadline poller goes first: it
      * dispatches operations that call the store. */
+    game_bots_stop(&svc);
     game_deadlines_stop(&svc);
     game_store_close(&svc.store);
     game_drafts_stop(svc.drafts);
     if (server)
         rpc_server_destroy(server);
     game_cache_destroy(svc.cache);
+    game_bots_free(&svc);
     game_lexicons_free(&svc.lexicons);
     rpc_shutdown();
     return rc;

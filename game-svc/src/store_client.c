@@ -31,6 +31,8 @@ static const struct {
                                     &scrabble__v1__claim_deadlines_reply__descriptor},
     [GAME_STORE_APPEND_EVENTS] = {"AppendEvents", "/scrabble.v1.Store/AppendEvents",
                                   &scrabble__v1__append_events_reply__descriptor},
+    [GAME_STORE_CLAIM_BOT_TURNS] = {"ClaimBotTurns", "/scrabble.v1.Store/ClaimBotTurns",
+                                    &scrabble__v1__claim_deadlines_reply__descriptor},
 };
 
 const char *game_store_path(game_store *st, int method)

@@ -19,6 +19,7 @@ enum {
     GAME_STORE_TIMEOUT_GAME,
     GAME_STORE_CLAIM_DEADLINES, /* the poller's: a blocking call (game_store_path) */
     GAME_STORE_APPEND_EVENTS,
+    GAME_STORE_CLAIM_BOT_TURNS, /* bots.c's poller: blocking, like ClaimDeadlines */
     GAME_STORE_NMETHODS
 };
 

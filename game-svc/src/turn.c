@@ -73,6 +73,7 @@ int game_turn_submit(game_svc *svc, const game_turn_request *t, game_op_done_fn 
 static void turn__after_commit(game_svc *svc, game_entry *e, const game_move *m)
 {
     game_drafts_delete(svc->drafts, e->game_id, m->account_id);
+    game_bots_after_commit(svc, e);
 }
 
 /* Answers op with move m and the mover's view of e (TurnReply); when the

@@ -73,6 +73,9 @@ typedef struct gw_ctx {
         metric *client_address[GW_ADDR_COUNT]; /* by GW_ADDR_* */
         metric *unknown_stripped, *too_many_items;
         metric *redis_subscribed; /* gateway_redis_subscribed, set by the watchdog */
+        /* Saturation, set by the watchdog: */
+        metric *auth_entries, *auth_capacity;
+        metric *stream_queued, *stream_queued_max, *stream_queue_limit;
     } m;
 } gw_ctx;
 

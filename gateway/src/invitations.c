@@ -85,11 +85,23 @@ static void gw_inv__reply_telling_invitees(gw_req *r, Scrabble__V1__Invitation *
                   &scrabble__v1__append_events_reply__descriptor, gw_inv__invite_logged);
 }
 
+static bool gw_inv__all_accepted(const Scrabble__V1__Invitation *inv);
+static void gw_inv__start_game(gw_req *r, Scrabble__V1__Invitation *inv);
+
 static void gw_inv__invited(void *arg, const rpc_status *st, ProtobufCMessage *reply)
 {
     gw_req *r = arg;
     if (st->code != GRPC_STATUS_OK) {
         gw_fail_downstream(r, st);
+        return;
+    }
+    /* Bots accept as they are invited (0008_bots.sql): an invitation of
+     * bots only is accepted by every seat already, and its game starts
+     * now, as on a last acceptance. A retry (same request_id) finds it
+     * open and accepted again until the game exists, then started with its
+     * game id; CreateGame is idempotent per invitation. */
+    if (gw_inv__all_accepted((Scrabble__V1__Invitation *)reply)) {
+        gw_inv__start_game(r, (Scrabble__V1__Invitation *)reply);
         return;
     }
     gw_inv__reply_telling_invitees(
@@ -253,6 +265,13 @@ static void gw_inv__responded(void *arg, const rpc_status *st, ProtobufCMessage 
         rpc_call_reply(r->call, reply);
         return;
     }
+    gw_inv__start_game(r, inv);
+}
+
+/* Has the owning game-svc create the game of fully accepted invitation
+ * inv; the reply is inv, started, with the game id. */
+static void gw_inv__start_game(gw_req *r, Scrabble__V1__Invitation *inv)
+{
     r->accepted = inv;
     gw_create_game(r, inv->invitation_id, gw_inv__game_created);
 }

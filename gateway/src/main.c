@@ -31,6 +31,7 @@ static void *gw_watchdog__main(void *arg)
 {
     gw_watchdog *w = arg;
     gw_ctx *gw = w->gw;
+    unsigned tick = 0;
     while (!atomic_load(&w->stop)) {
         for (int i = 0; i <= gw->ngames; i++) {
             rpc_channel *ch = i < gw->ngames ? gw->games[i] : gw->store;
@@ -43,6 +44,17 @@ static void *gw_watchdog__main(void *arg)
         metric_set(gw->m.throttle_entries[0], (int64_t)gw_throttle_count(gw->th_address));
         metric_set(gw->m.throttle_entries[1], (int64_t)gw_throttle_count(gw->th_handle));
         metric_set(gw->m.redis_subscribed, gw->events && gw_events_connected(gw->events));
+        /* Saturation: how full the token cache is (a full one sends more
+         * lookups to store-svc; counting walks the whole table, up to
+         * 2.5M sets at the largest --auth-cache-size, so every 10 s), and
+         * how far behind the event streams are (one at --subscriber-queue
+         * is cut off as a slow consumer). */
+        if (tick++ % 10 == 0)
+            metric_set(gw->m.auth_entries, (int64_t)gw_authcache_count(gw->auth, gw_now_ms()));
+        size_t queued, queued_max;
+        gw_subs_queued(gw->subs, &queued, &queued_max);
+        metric_set(gw->m.stream_queued, (int64_t)queued);
+        metric_set(gw->m.stream_queued_max, (int64_t)queued_max);
         for (int t = 0; t < 20 && !atomic_load(&w->stop); t++) {
             struct timespec ts = {0, 50 * 1000000L};
             nanosleep(&ts, NULL);
@@ -124,6 +136,23 @@ static void gw_metrics_init(gw_ctx *gw)
     gw->m.redis_subscribed = metrics_gauge(reg, "gateway_redis_subscribed", NULL,
                                            "1 while the event subscriber's Redis connection is "
                                            "subscribed");
+    gw->m.auth_entries = metrics_gauge(reg, "gateway_auth_cache_entries", NULL,
+                                       "Tokens in the auth cache, trusted or within the outage "
+                                       "grace (bad tokens included)");
+    gw->m.auth_capacity = metrics_gauge(reg, "gateway_auth_cache_capacity_entries", NULL,
+                                        "The auth cache's fixed size (--auth-cache-size, "
+                                        "rounded up)");
+    gw->m.stream_queued = metrics_gauge(reg, "gateway_subscriber_queued_messages", NULL,
+                                        "Events queued on this gateway's Subscribe streams, "
+                                        "not yet written");
+    gw->m.stream_queued_max =
+        metrics_gauge(reg, "gateway_subscriber_queued_max_messages", NULL,
+                      "Events queued on the fullest Subscribe stream (cut off at the limit)");
+    gw->m.stream_queue_limit =
+        metrics_gauge(reg, "gateway_subscriber_queue_limit_messages", NULL,
+                      "Per-stream queue bound (--subscriber-queue): a stream that reaches it is "
+                      "ended as a slow consumer");
+    metric_set(gw->m.stream_queue_limit, gw->cfg.subscriber_queue);
 }
 
 int main(int argc, char **argv)
@@ -180,6 +209,7 @@ int main(int argc, char **argv)
         log_error("start_failed", "err=\"out of memory\"");
         goto fail;
     }
+    metric_set(gw.m.auth_capacity, (int64_t)gw_authcache_capacity(gw.auth));
 
     /* One long-lived channel per downstream instance, opened now. */
     rpc_tls_config store_tls, game_tls;

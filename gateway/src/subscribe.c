@@ -321,6 +321,25 @@ size_t gw_subs_count(gw_subs *s)
     return n;
 }
 
+void gw_subs_queued(gw_subs *s, size_t *total, size_t *max)
+{
+    size_t sum = 0, top = 0;
+    for (int i = 0; i < GW_SUBS_SHARDS; i++) {
+        pthread_mutex_lock(&s->shards[i].mu);
+        /* A linked stream's call is usable (see subscribe.h). */
+        for (int b = 0; b < GW_SUBS_BUCKETS; b++)
+            for (gw_sub *p = s->shards[i].buckets[b]; p; p = p->next) {
+                size_t n = (size_t)rpc_stream_queued(p->call);
+                sum += n;
+                if (n > top)
+                    top = n;
+            }
+        pthread_mutex_unlock(&s->shards[i].mu);
+    }
+    *total = sum;
+    *max = top;
+}
+
 size_t gw_subs_close_all(gw_subs *s)
 {
     size_t n = 0;

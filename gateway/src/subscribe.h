@@ -73,6 +73,12 @@ size_t gw_subs_catch_up_all(gw_subs *s);
 
 size_t gw_subs_count(gw_subs *s);
 
+/* Messages queued on this gateway's streams and not yet written: *total
+ * over every stream, *max the fullest one's (compare with
+ * --subscriber-queue: a stream at it is cut off as a slow consumer).
+ * Walks the registry under each shard's lock (for the metrics watchdog). */
+void gw_subs_queued(gw_subs *s, size_t *total, size_t *max);
+
 /* Ends every stream with UNAVAILABLE shutting_down (the gateway is
  * draining). Returns how many were ended. */
 size_t gw_subs_close_all(gw_subs *s);

@@ -96,6 +96,8 @@ struct lt_player {
     uint64_t chain_start;
     /* assembly */
     bool inviter;
+    const char *bot;      /* --bot-games: the bot this player invites, else NULL */
+    uint64_t bot_wait_t0; /* a bot game: when its turn was acknowledged */
     int64_t invitation_id;
     int64_t pending_inv; /* invitee: an INVITATION seen, not yet answered */
     int waiting_ticks;
@@ -267,6 +269,15 @@ int lt_players_alloc(lt_run *r)
         if (p->rng == 0)
             p->rng = 1;
         p->inviter = (i % 2) == 0;
+        /* --bot-games: PCT of the pairs play bots, both players of the
+         * pair, each inviting one (levels in turn); spread evenly, so the
+         * first k pairs hold k * PCT / 100 bot pairs, rounded down. */
+        int pair = i / 2;
+        if ((pair + 1) * r->c.bot_games_pct / 100 > pair * r->c.bot_games_pct / 100) {
+            static const char *const bots[] = {"bot-beginner", "bot-club", "bot-expert"};
+            p->inviter = true;
+            p->bot = bots[(i / 2 + i % 2) % 3];
+        }
         lt_seed_handle(r->c.tag, i, p->handle, sizeof(p->handle));
         lt_seed_handle(r->c.tag, i ^ 1, p->partner_handle, sizeof(p->partner_handle));
         char tok[LT_TOKEN_LEN + 1];
@@ -408,8 +419,10 @@ static void lt_tick(lt_player *p, uint64_t intended)
     p->waiting_ticks++;
     if (p->inviter) {
         if (p->invitation_id == 0 && p->waiting_ticks >= 2) {
-            /* The partner's stream must be up to see the INVITATION. */
-            char *handles[1] = {p->partner_handle};
+            /* The partner's stream must be up to see the INVITATION. A
+             * bot needs none: it accepts in the Invite, which then
+             * answers with the game started. */
+            char *handles[1] = {p->bot ? (char *)p->bot : p->partner_handle};
             Scrabble__V1__InviteRequest req = SCRABBLE__V1__INVITE_REQUEST__INIT;
             req.n_invitee_handles = 1;
             req.invitee_handles = handles;
@@ -630,8 +643,12 @@ static void lt_take_turn(lt_player *p, uint64_t now)
 static void lt_game_over(lt_player *p)
 {
     lt_run *r = p->run;
-    if (!p->finished_seen && p->my_seat == 0)
+    if (!p->finished_seen && p->my_seat == 0) {
         lt_run_cur(r)->games_finished++;
+        if (p->bot)
+            lt_run_cur(r)->bot_games_finished++;
+    }
+    p->bot_wait_t0 = 0;
     p->finished_seen = true;
     lt_reset_game(p);
 }
@@ -748,10 +765,13 @@ static void lt_on_invitation(lt_player *p, Scrabble__V1__Invitation *inv)
             lt_reset_game(p);
             p->game_id = inv->game_id;
         }
-        /* Counted once per game: by the invitee whose answer started it. */
-        if (!p->inviter && p->counted_start != inv->game_id) {
+        /* Counted once per game: by the invitee whose answer started it
+         * (against a bot, by the human, whose Invite started it). */
+        if ((!p->inviter || p->bot) && p->counted_start != inv->game_id) {
             p->counted_start = inv->game_id;
             lt_run_cur(r)->games_started++;
+            if (p->bot)
+                lt_run_cur(r)->bot_games_started++;
         }
         if (!p->inviter && p->pending_inv == inv->invitation_id)
             p->pending_inv = 0;
@@ -855,6 +875,8 @@ static void lt_on_reply(lt_player *p, lt_call *c)
         break;
     case LT_K_TURN:
         p->my_turn = false;
+        if (p->bot)
+            p->bot_wait_t0 = lt_now_ns();
         lt_schedule_next_tick(p, true);
         break;
     case LT_K_INVITE:
@@ -935,6 +957,12 @@ static void lt_on_event_msg(lt_player *p, lt_event_msg *m)
         }
         break;
     case SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN:
+        /* A bot game: the bot has moved since our turn. */
+        if (p->bot && p->bot_wait_t0 && m->game_id == p->game_id) {
+            uint64_t now = lt_now_ns();
+            lt_hist_record(&lt_run_cur(r)->bot_reply, now - p->bot_wait_t0);
+            p->bot_wait_t0 = 0;
+        }
         /* React at once, as a client would: the next tick is now. */
         if (m->game_id == p->game_id && p->phase == LT_PH_IDLE) {
             uint64_t now = lt_now_ns();

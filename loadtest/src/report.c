@@ -143,6 +143,17 @@ void lt_report_table(lt_run *r, FILE *f)
         lt_fmt_ms(e50, sizeof(e50), lt_hist_percentile(&s->event_lag, 50));
         lt_fmt_ms(e99, sizeof(e99), lt_hist_percentile(&s->event_lag, 99));
         fprintf(f, "move events, built by game-svc -> received: p50 %s, p99 %s\n", e50, e99);
+        if (r->c.bot_games_pct > 0) {
+            char b50[16], b99[16];
+            lt_fmt_ms(b50, sizeof(b50), lt_hist_percentile(&s->bot_reply, 50));
+            lt_fmt_ms(b99, sizeof(b99), lt_hist_percentile(&s->bot_reply, 99));
+            fprintf(f,
+                    "bot games (--bot-games %d%%): started %" PRIu64 ", finished %" PRIu64
+                    "; the bot's reply (our turn acknowledged -> YOUR_TURN) p50 %s, p99 %s over "
+                    "%" PRIu64 "\n",
+                    r->c.bot_games_pct, s->bot_games_started, s->bot_games_finished, b50, b99,
+                    s->bot_reply.count);
+        }
         fprintf(f,
                 "verdict: %s (worst gameplay p99 %s in %s; bound 50 ms over gameplay ops with >= "
                 "%d calls, "
@@ -240,6 +251,9 @@ int lt_report_json(lt_run *r, const char *path)
         lt_jw_kstr(&w, "worst_gameplay_op", worst_op);
         lt_jw_kuint(&w, "games_started", s->games_started);
         lt_jw_kuint(&w, "games_finished", s->games_finished);
+        lt_jw_kuint(&w, "bot_games_started", s->bot_games_started);
+        lt_jw_kuint(&w, "bot_games_finished", s->bot_games_finished);
+        lt_json_hist(&w, "bot_reply", &s->bot_reply);
         lt_jw_key(&w, "turns");
         lt_jw_obj(&w);
         lt_jw_kuint(&w, "total", tn);

@@ -75,6 +75,7 @@ typedef struct lt_run_cfg {
     bool seed;
     bool allow_private;
     int social_pct;
+    int bot_games_pct; /* percent of player pairs who each play a bot instead */
     int top_n;
     char lexicon[512];
     char out_json[512];
@@ -108,6 +109,8 @@ typedef struct lt_step_result {
     double started_s, ended_s; /* since run start */
     lt_opstats ops[LT_OP_COUNT];
     uint64_t games_started, games_finished;
+    uint64_t bot_games_started, bot_games_finished; /* of those, against a bot */
+    lt_hist bot_reply; /* a bot game: the human's turn acknowledged -> its next YOUR_TURN (ns) */
     uint64_t events[8];
     uint64_t stream_errors;
     uint64_t board_mismatch;

@@ -493,6 +493,14 @@ void rpc_stream_set_limit(rpc_call *c, int max_queued)
     pthread_mutex_unlock(&c->mu);
 }
 
+int rpc_stream_queued(rpc_call *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int n = c->queue_len;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
 /* ------------------------------------------------------------------ */
 /* Arrival, close, bidi                                                */
 

@@ -305,3 +305,14 @@ redisReply *rpc_redis_command_argv(rpc_redis *r, int argc, const char **argv, co
     redisReply *rep;
     return rpc_redis_pipeline(r, 1, &cmd, &rep) == 0 ? rep : NULL;
 }
+
+int rpc_redis_probe(rpc_redis *r)
+{
+    static const char *const argv[1] = {"PING"};
+    static const size_t argvlen[1] = {4};
+    redisReply *rep = rpc_redis_command_argv(r, 1, (const char **)argv, argvlen);
+    if (!rep)
+        return 0;
+    freeReplyObject(rep);
+    return 1;
+}

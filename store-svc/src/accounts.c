@@ -120,6 +120,13 @@ store_next store_register_begin(store_op *op)
         return store__internal(op, "out of memory");
     if ((why = store_handle_new(req->handle, a->norm, a->folded)))
         return store_op_bad(op, why, "handle");
+    /* "bot-..." names a bot or nothing (0008_bots.sql): checked on the
+     * folded form, which is what makes handles unique. */
+    if (store_handle_is_bot_reserved(a->folded)) {
+        rpc_status_set(&op->st, GRPC_STATUS_INVALID_ARGUMENT, "handle_reserved",
+                       "handles beginning with \"%s\" are reserved for bots", STORE_BOT_PREFIX);
+        return STORE_NEXT_DONE;
+    }
     if ((why = store__check_password(req->password)))
         return store_op_bad(op, why, "password");
     a->handle = a->norm;
@@ -157,6 +164,12 @@ static store_next store__login_verify(store_op *op, PGresult *res)
         /* An unknown handle costs the same KDF as a wrong password: the
          * answer's timing says nothing about which handles exist. */
         metric_add(op->srv->m.kdf_unknown, 1);
+        (void)store_password_verify(req->password, op->srv->dummy_hash);
+        return store__bad_credentials(op);
+    }
+    /* "!": an account nobody may log in as (a bot, 0008_bots.sql). It
+     * costs the KDF all the same, like an unknown handle. */
+    if (strcmp(PQgetvalue(res, 0, 2), STORE_LOCKED_PW_HASH) == 0) {
         (void)store_password_verify(req->password, op->srv->dummy_hash);
         return store__bad_credentials(op);
     }

@@ -116,21 +116,49 @@ store_next store_timeout_game_begin(store_op *op)
 
 /* ---- ClaimDeadlines ---- */
 
+Scrabble__V1__ClaimDeadlinesReply *store_claim_reply(store_op *op, int n)
+{
+    Scrabble__V1__ClaimDeadlinesReply *r = RPC_ARENA_MSG(
+        op->arena, Scrabble__V1__ClaimDeadlinesReply, scrabble__v1__claim_deadlines_reply__init);
+    if (r && (r->deadlines = rpc_arena_calloc(op->arena, n ? (size_t)n : 1, sizeof(*r->deadlines))))
+        for (int i = 0; i < n; i++) {
+            if (!(r->deadlines[i] = RPC_ARENA_MSG(op->arena, Scrabble__V1__Deadline,
+                                                  scrabble__v1__deadline__init)))
+                break;
+            r->n_deadlines++;
+        }
+    if (!r || r->n_deadlines != (size_t)n) {
+        rpc_status_set(&op->st, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+        return NULL;
+    }
+    return r;
+}
+
+bool store_claim_begin(store_op *op, const Scrabble__V1__ClaimDeadlinesRequest *req,
+                       const char *stmt)
+{
+    if (req->now_ms <= 0 || req->limit < 1 || req->limit > STORE__CLAIM_MAX ||
+        req->lease_ms < STORE__LEASE_MIN_MS || req->lease_ms > STORE__LEASE_MAX_MS) {
+        rpc_status_set(&op->st, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
+                       "now_ms > 0, limit 1..%d, lease_ms %d..%d", STORE__CLAIM_MAX,
+                       STORE__LEASE_MIN_MS, STORE__LEASE_MAX_MS);
+        return false;
+    }
+    op->stmt = stmt;
+    store_op_param_i64(op, 0, req->now_ms);
+    store_op_param_i64(op, 1, req->limit);
+    store_op_param_i64(op, 2, req->lease_ms);
+    return true;
+}
+
 static store_next store__claim_done(store_op *op, PGresult *res)
 {
     int n = PQntuples(res);
-    Scrabble__V1__ClaimDeadlinesReply *r = RPC_ARENA_MSG(
-        op->arena, Scrabble__V1__ClaimDeadlinesReply, scrabble__v1__claim_deadlines_reply__init);
-    if (!r ||
-        !(r->deadlines = rpc_arena_calloc(op->arena, n ? (size_t)n : 1, sizeof(*r->deadlines)))) {
-        rpc_status_set(&op->st, GRPC_STATUS_RESOURCE_EXHAUSTED, "out_of_memory", "out of memory");
+    Scrabble__V1__ClaimDeadlinesReply *r = store_claim_reply(op, n);
+    if (!r)
         return STORE_NEXT_DONE;
-    }
     for (int i = 0; i < n; i++) {
-        Scrabble__V1__Deadline *d =
-            RPC_ARENA_MSG(op->arena, Scrabble__V1__Deadline, scrabble__v1__deadline__init);
-        if (!d)
-            break;
+        Scrabble__V1__Deadline *d = r->deadlines[i];
         d->kind = (Scrabble__V1__DeadlineKind)atoi(PQgetvalue(res, i, 0));
         d->game_id = strtoll(PQgetvalue(res, i, 1), NULL, 10);
         d->seq = strtoll(PQgetvalue(res, i, 2), NULL, 10);
@@ -143,7 +171,6 @@ static store_next store__claim_done(store_op *op, PGresult *res)
                 (Scrabble__V1__Invitation *)store_op_json_col(op, res, i, 7, store_json_invitation);
         if (PQnfields(res) > 8 && !PQgetisnull(res, i, 8))
             d->seek = (Scrabble__V1__Seek *)store_op_json_col(op, res, i, 8, store_json_seek);
-        r->deadlines[r->n_deadlines++] = d;
     }
     op->reply = &r->base;
     return STORE_NEXT_DONE;
@@ -152,17 +179,8 @@ static store_next store__claim_done(store_op *op, PGresult *res)
 store_next store_claim_deadlines_begin(store_op *op)
 {
     const Scrabble__V1__ClaimDeadlinesRequest *req = op->req;
-    if (req->now_ms <= 0 || req->limit < 1 || req->limit > STORE__CLAIM_MAX ||
-        req->lease_ms < STORE__LEASE_MIN_MS || req->lease_ms > STORE__LEASE_MAX_MS) {
-        rpc_status_set(&op->st, GRPC_STATUS_INVALID_ARGUMENT, "bad_request",
-                       "now_ms > 0, limit 1..%d, lease_ms %d..%d", STORE__CLAIM_MAX,
-                       STORE__LEASE_MIN_MS, STORE__LEASE_MAX_MS);
+    if (!store_claim_begin(op, req, "claim_deadlines"))
         return STORE_NEXT_DONE;
-    }
-    op->stmt = "claim_deadlines";
-    store_op_param_i64(op, 0, req->now_ms);
-    store_op_param_i64(op, 1, req->limit);
-    store_op_param_i64(op, 2, req->lease_ms);
     op->step = store__claim_done;
     return STORE_NEXT_WRITE;
 }

@@ -118,6 +118,7 @@ STORE__HANDLER(store__h_get_leaderboard, "GetLeaderboard", store_get_leaderboard
 STORE__HANDLER(store__h_post_seek, "PostSeek", store_post_seek_begin)
 STORE__HANDLER(store__h_cancel_seek, "CancelSeek", store_cancel_seek_begin)
 STORE__HANDLER(store__h_list_seeks, "ListSeeks", store_list_seeks_begin)
+STORE__HANDLER(store__h_claim_bot_turns, "ClaimBotTurns", store_claim_bot_turns_begin)
 
 /* Request size bounds: what each method can legitimately carry (a handle
  * is at most 128 bytes of UTF-8, a password 1024 bytes, a bio 280
@@ -154,6 +155,8 @@ static const rpc_method_impl store__methods[] = {
     {"PostSeek", store__h_post_seek, STORE__SMALL},
     {"CancelSeek", store__h_cancel_seek, STORE__SMALL},
     {"ListSeeks", store__h_list_seeks, STORE__SMALL},
+    /* Up to 128 preferred game ids: 10 bytes each at most. */
+    {"ClaimBotTurns", store__h_claim_bot_turns, 2048},
     {NULL, NULL, 0, false},
 };
 
@@ -193,6 +196,7 @@ static const rpc_allow_rule store__allow[] = {
     {"PostSeek", "gateway"},
     {"CancelSeek", "gateway"},
     {"ListSeeks", "gateway"},
+    {"ClaimBotTurns", "game-svc"},
     {NULL, NULL},
 };
 

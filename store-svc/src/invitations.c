@@ -16,7 +16,28 @@
 static store_next store__invitation_done(store_op *op, PGresult *res)
 {
     /* Write functions return (code, [detail,] invitation json). */
-    return store_op_code_json(op, res, store_json_invitation, "invitation");
+    int ncols = PQnfields(res);
+    if (PQntuples(res) != 1) {
+        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "no result row");
+        return STORE_NEXT_DONE;
+    }
+    const char *detail = ncols == 3 && !PQgetisnull(res, 0, 1) ? PQgetvalue(res, 0, 1) : NULL;
+    /* A missing invitee whose handle has the bot prefix asked for a bot
+     * level that does not exist (the prefix is reserved, so it names no
+     * person either): a reason of its own, so a client can tell a typo in
+     * a level from an unknown player. */
+    if (strcmp(PQgetvalue(res, 0, 0), "not_found") == 0 && detail &&
+        store_handle_is_bot_reserved(detail)) {
+        rpc_status_set(&op->st, GRPC_STATUS_NOT_FOUND, "unknown_bot_level",
+                       "no bot named %s (levels: bot-beginner, bot-club, bot-expert)", detail);
+        return STORE_NEXT_DONE;
+    }
+    if (!store_op_code(op, PQgetvalue(res, 0, 0), detail))
+        return STORE_NEXT_DONE;
+    op->reply = store_op_json_col(op, res, 0, ncols - 1, store_json_invitation);
+    if (!op->reply)
+        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "bad invitation record");
+    return STORE_NEXT_DONE;
 }
 
 store_next store_create_invitation_begin(store_op *op)

@@ -36,6 +36,10 @@
 #define STORE__RELAY_PAGE 256
 #define STORE__RELAY_POLL_MS 1000
 #define STORE__RELAY_SAVE_MS 1000
+/* With nothing to publish the relay PINGs Redis this often, so
+ * store_events_redis_up tells the truth between events (a connection is
+ * only known dead once something is sent on it). */
+#define STORE__RELAY_PROBE_MS 1000
 
 struct store_relay {
     store_server *srv;
@@ -52,8 +56,9 @@ struct store_relay {
     int64_t saved_at_ms;   /* when it was last saved */
     int64_t next_prune_ms; /* monotonic */
     int64_t prune_high;    /* the prune's high mark (0: scan from the start) */
+    int64_t next_probe_ms; /* monotonic; PING Redis when idle until this */
 
-    metric *m_published, *m_pruned, *m_failures;
+    metric *m_published, *m_pruned, *m_failures, *m_redis_up;
 };
 
 static void store__relay_kick(void *arg)
@@ -125,6 +130,7 @@ static void store__relay_save(store_relay *rl, bool force)
  * published before the first failure (n when all). */
 static int store__relay_publish(store_relay *rl, PGresult *res, int n)
 {
+    rl->next_probe_ms = store_now_ms() + STORE__RELAY_PROBE_MS; /* this exchange tells */
     if (rpc_redis_ensure(rl->redis) != 0)
         return 0;
     redisContext *c = rpc_redis_context(rl->redis);
@@ -256,6 +262,15 @@ static void *store__relay_main(void *arg)
         } else {
             wait_ms = 200; /* the database is down: retry soon */
         }
+        if (rl->redis) {
+            if (store_now_ms() >= rl->next_probe_ms) {
+                /* Within the backoff the probe fails at once. */
+                rpc_redis_probe(rl->redis);
+                rl->next_probe_ms = store_now_ms() + STORE__RELAY_PROBE_MS;
+            }
+            if (rl->m_redis_up)
+                metric_set(rl->m_redis_up, rpc_redis_context(rl->redis) != NULL);
+        }
         if (store_now_ms() >= rl->next_prune_ms) {
             store__relay_prune(rl);
             rl->next_prune_ms = store_now_ms() + cfg->events_prune_ms;
@@ -308,6 +323,15 @@ store_relay *store_relay_start(store_server *srv, metrics_registry *r)
                                          "Relay pages cut short by a Redis failure (retried)");
         rl->m_pruned = metrics_counter(r, "store_events_pruned_accounts_total", NULL,
                                        "Accounts whose oldest events the prune removed");
+        /* The relay's own Postgres connection, beside the writer's and the
+         * readers' (same family, server.c). */
+        rl->db.up =
+            metrics_gauge(r, "store_db_connections_up", "role=\"relay\"", STORE_DB_CONNS_HELP);
+        if (rl->redis)
+            rl->m_redis_up = metrics_gauge(r, "store_events_redis_up", NULL,
+                                           "1 while the event relay's connection to Redis works "
+                                           "(checked by every publish, and by a PING each second "
+                                           "when idle)");
     }
     pthread_mutex_init(&rl->mu, NULL);
     pthread_cond_init(&rl->cv, NULL);

@@ -49,7 +49,7 @@ void store_metrics_init(store_metrics *m, metrics_registry *r)
     const char *depth_help = "Operations queued for the writer (batcher) or the reader pool";
     m->write_depth = metrics_gauge(r, "store_queue_depth", "queue=\"write\"", depth_help);
     m->read_depth = metrics_gauge(r, "store_queue_depth", "queue=\"read\"", depth_help);
-    const char *conns_help = "Postgres connections up, by role (the writer; the reader pool)";
+    const char *conns_help = STORE_DB_CONNS_HELP;
     m->writer_conns_up = metrics_gauge(r, "store_db_connections_up", "role=\"writer\"", conns_help);
     m->reader_conns_up = metrics_gauge(r, "store_db_connections_up", "role=\"reader\"", conns_help);
 }

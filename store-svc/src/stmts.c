@@ -67,6 +67,10 @@ const store_stmt store_statements[] = {
      "$8, $9, $10, $11, $12, $13, $14, $15)",
      15},
     {"seek_cancel", "SELECT o_code, o_seek FROM store_seek_cancel($1, $2)", 2},
+    {"claim_bot_turns",
+     "SELECT o_game_id, o_seq, o_due_ms, o_account_id, o_level "
+     "FROM store_claim_bot_turns($1, $2, $3, $4::bigint[], $5)",
+     5},
     {"finish_game",
      "SELECT o_code, o_game FROM store_finish_game_ev($1, $2, $3::int[], $4::int[], "
      "$5::bigint[], $6::text[])",

@@ -257,6 +257,10 @@ typedef struct store_metrics {
     metric *reader_conns_up;    /* store_db_connections_up{role="reader"} */
 } store_metrics;
 
+/* HELP of store_db_connections_up, whose roles two modules register. */
+#define STORE_DB_CONNS_HELP                                                                        \
+    "Postgres connections up, by role (the writer; the reader pool; the event relay)"
+
 /* Registers the store metrics in r (NULL: a private registry is created and
  * owned by the server). */
 void store_metrics_init(store_metrics *m, metrics_registry *r);
@@ -414,6 +418,23 @@ store_next store_cancel_invitation_begin(store_op *op); /* StoreCancelInvitation
 store_next store_start_clock_begin(store_op *op);     /* StartClockRequest */
 store_next store_timeout_game_begin(store_op *op);    /* TimeoutGameRequest */
 store_next store_claim_deadlines_begin(store_op *op); /* ClaimDeadlinesRequest */
+/* Shared by the claims (deadlines.c, bots.c): the reply with n empty
+ * Deadlines in op's arena (NULL with op->st set on OOM); the check of
+ * now_ms, limit and lease_ms, which then become parameters $1..$3 of
+ * statement stmt (false with op->st set). */
+struct Scrabble__V1__ClaimDeadlinesRequest;
+struct Scrabble__V1__ClaimDeadlinesReply;
+struct Scrabble__V1__ClaimDeadlinesReply *store_claim_reply(store_op *op, int n);
+bool store_claim_begin(store_op *op, const struct Scrabble__V1__ClaimDeadlinesRequest *req,
+                       const char *stmt);
+/* bots.c: ClaimBotTurns (ClaimDeadlinesRequest), and the reserved handle
+ * prefix of bot accounts (0008_bots.sql): case-insensitive, since handles
+ * are unique in their folded form. */
+#define STORE_BOT_PREFIX "bot-"
+/* The password hash of an account nobody may log in as (bots). */
+#define STORE_LOCKED_PW_HASH "!"
+store_next store_claim_bot_turns_begin(store_op *op);
+bool store_handle_is_bot_reserved(const char *handle);
 /* Sets the clock parameters first..first+4 of a clock-writing statement
  * (remaining, turn start, deadline, its reason, warning); c may be NULL
  * (no clock: zeros). */

@@ -100,6 +100,14 @@ typedef struct rpc_redis_cmd {
  * NULL). */
 int rpc_redis_pipeline(rpc_redis *r, int n, const rpc_redis_cmd *cmds, redisReply **replies);
 
+/* Asks Redis whether the connection works: PING under the policy above
+ * (connecting first when the backoff allows; every role's ACL grants
+ * +ping). Returns 1 when Redis answered (any reply, even an error, proves
+ * the link), 0 when it could not be reached. For a connection state gauge
+ * kept by a thread that owns r and is otherwise idle: a connection is
+ * only known dead once something is sent on it. */
+int rpc_redis_probe(rpc_redis *r);
+
 /* Human text of the last failure ("" when none); owned by r. */
 const char *rpc_redis_errstr(const rpc_redis *r);
 

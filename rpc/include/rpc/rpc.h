@@ -303,6 +303,10 @@ int rpc_stream_send(rpc_call *call, const ProtobufCMessage *msg);
 void rpc_stream_begin(rpc_call *call);
 /* Per-stream queue limit (default: config stream_queue_limit). */
 void rpc_stream_set_limit(rpc_call *call, int max_queued);
+/* Messages queued on the stream and not yet handed to the core (the one
+ * being written is not counted); what rpc_stream_send compares with the
+ * limit. Thread-safe; for saturation gauges. */
+int rpc_stream_queued(rpc_call *call);
 /* Ends a stream after the queued messages are sent: OK when code is
  * GRPC_STATUS_OK. Thread-safe; later calls are ignored. */
 void rpc_call_finish(rpc_call *call, grpc_status_code code, const char *reason, const char *fmt,

@@ -319,6 +319,13 @@ def main():
         finally:
             watch.close()
 
+        step("alice plays the computer: invite bot-club starts a game; after her pass the bot moves")
+        m = alice.cmd("invite bot-club", r"game (\d+) has started")
+        bot_game = m.group(1)
+        alice.cmd("pass %s" % bot_game, r"PASS|pass", "alice's pass")
+        alice.shell.expect(r"game %s: bot-club [^\n]+" % bot_game, what="the bot's move, live")
+        alice.shell.expect(r"game %s: your turn \(seq 2\)" % bot_game, what="YOUR_TURN after the bot")
+
         step("quit both shells")
         for p in players:
             p.shell.send("quit")

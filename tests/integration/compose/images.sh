@@ -7,6 +7,7 @@
 #                          and a dpkg filter that keeps them out later
 #   postgres:15-bookworm   test stand-ins built from Debian's packages
 #   redis:7-bookworm       (standins/; compose/ keeps the official names)
+#   prom/prometheus:v2.42.0  (the observability profile's server)
 # A pull is tried first (with a bound), so where a registry is reachable the
 # real images are used. The debootstrap output is cached as tarballs in
 # $SCRABBLE_IMAGE_CACHE (default /var/cache/scrabble-compose), so a machine
@@ -66,12 +67,30 @@ ensure_debian() {
         "$CACHE/$tag.tar" "debian:$tag" >/dev/null
 }
 
+# A stand-in carries the hash of its directory (label org.scrabble.standin),
+# so one built from another version of it is rebuilt; an image without
+# org.scrabble.cached is the real one, pulled where a registry answered:
+# kept.
 ensure_standin() {
-    local image=$1 dir=$2
-    have "$image" && return 0
-    pull "$image" && return 0
+    local image=$1 dir=$2 sum labels old=""
+    sum=$(cat "$here/standins/$dir"/* | sha256sum | cut -c1-16)
+    if have "$image"; then
+        old=$(docker image inspect -f '{{.Id}}' "$image")
+        labels=$(docker image inspect -f '{{index .Config.Labels "org.scrabble.cached"}}:{{index .Config.Labels "org.scrabble.standin"}}' "$image")
+        case $labels in
+        "1:$sum") return 0 ;;
+        1:*) ;;
+        *) return 0 ;;
+        esac
+        log "the stand-in $image is out of date: rebuilding"
+    elif pull "$image"; then
+        return 0
+    fi
     log "building the test stand-in $image from Debian's packages"
-    docker build -q -t "$image" --label org.scrabble.cached=1 "$here/standins/$dir" >/dev/null
+    docker build -q -t "$image" --label org.scrabble.cached=1 --label "org.scrabble.standin=$sum" \
+        "$here/standins/$dir" >/dev/null
+    # The superseded build (untagged now) would be kept forever as cache.
+    [ -z "$old" ] || docker rmi "$old" >/dev/null 2>&1 || true
 }
 
 command -v docker >/dev/null || { log "docker is not installed"; exit 1; }
@@ -79,4 +98,5 @@ ensure_debian bookworm
 ensure_debian bookworm-slim
 ensure_standin postgres:15-bookworm postgres
 ensure_standin redis:7-bookworm redis
-log "ready: debian:bookworm debian:bookworm-slim postgres:15-bookworm redis:7-bookworm"
+ensure_standin prom/prometheus:v2.42.0 prometheus
+log "ready: debian:bookworm debian:bookworm-slim postgres:15-bookworm redis:7-bookworm prom/prometheus:v2.42.0"

@@ -7,7 +7,10 @@ the image built once, up and healthy (up.sh), the gateways scaled to 3 in
 the file's replica setting, one complete game through the single client
 address (the nginx balancer) with requests reaching every gateway, a crash
 of the game-svc that owns the game (restarted by the engine, the game goes
-on), the load-test profile briefly, the upgrade recipe keeping the replica
+on), the observability profile's Prometheus scraping every service through
+the game (every target up, a gateway and a game-svc series with data, every
+recording and alert rule loaded and evaluated, asked through Prometheus's
+HTTP API), the load-test profile briefly, the upgrade recipe keeping the replica
 count, and `down` leaving nothing behind. Bad input: a taken port and a
 missing secret make up.sh refuse with a message naming them; a missing
 certificate makes the service refuse to start, naming the file.
@@ -69,7 +72,7 @@ class Env:
     """The environment every docker/docker-compose command of the test gets:
     its own project, tag, secrets and port; Debian's docker client first."""
 
-    def __init__(self, repo, secrets, port):
+    def __init__(self, repo, secrets, port, prom_port):
         self.repo = repo
         self.compose_dir = os.path.join(repo, "compose")
         self.env = dict(os.environ)
@@ -81,10 +84,12 @@ class Env:
             "SCRABBLE_TAG": TAG,
             "SCRABBLE_SECRETS_DIR": secrets,
             "SCRABBLE_PORT": str(port),
+            "PROMETHEUS_PORT": str(prom_port),
             "SCRABBLE_PUBLISH_HOST": "127.0.0.1",
             "COMPOSE_FILE": os.path.join(self.compose_dir, "docker-compose.yml"),
         })
-        for k in ("GATEWAY_REPLICAS", "LOADTEST_STEPS", "LOADTEST_STEP_DURATION", "DOCKER_HOST"):
+        for k in ("GATEWAY_REPLICAS", "LOADTEST_STEPS", "LOADTEST_STEP_DURATION", "DOCKER_HOST",
+                  "PROMETHEUS_TAG", "GRAFANA_PORT"):
             self.env.pop(k, None)
 
     def run(self, cmd, timeout=600, check_rc=False, cwd=None, **kw):
@@ -256,6 +261,90 @@ def wait_for(pred, timeout, desc, every=1.0):
     return None
 
 
+# ---- the observability profile ---------------------------------------------
+
+# Every profile, so down/rm reach whatever a run left of each.
+PROFILES = ["--profile", "loadtest", "--profile", "observability"]
+
+
+def prom_api(port, path):
+    """GET Prometheus's HTTP API on the host's loopback port; the decoded
+    `data`, or None while it does not answer."""
+    import json
+    import urllib.request
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/%s" % (port, path), timeout=10) as r:
+            body = json.load(r)
+    except (OSError, ValueError):
+        return None
+    return body.get("data") if body.get("status") == "success" else None
+
+
+def prom_targets(port):
+    """{job: [health of each active target]}."""
+    data = prom_api(port, "targets?state=active")
+    out = {}
+    for t in (data or {}).get("activeTargets", []):
+        out.setdefault(t["labels"].get("job"), []).append(t.get("health"))
+    return out
+
+
+def prom_value(port, query):
+    import urllib.parse
+    data = prom_api(port, "query?query=" + urllib.parse.quote(query))
+    res = (data or {}).get("result") or []
+    return float(res[0]["value"][1]) if res else None
+
+
+def prom_rules(port):
+    """[(group, name, health)] of every loaded rule."""
+    data = prom_api(port, "rules")
+    return [(g["name"], r.get("name"), r.get("health")) for g in (data or {}).get("groups", [])
+            for r in g.get("rules", [])]
+
+
+def rules_in_files(repo):
+    """How many rules compose/observability/rules/*.yml define."""
+    import glob
+    n = 0
+    for f in glob.glob(os.path.join(repo, "compose", "observability", "rules", "*.yml")):
+        n += len(re.findall(r"^\s+- (?:record|alert): ", open(f).read(), re.M))
+    return n
+
+
+def check_prometheus(e, port):
+    """What the observability profile promises, asked of the running
+    Prometheus after the game's traffic: every target it scrapes is up
+    (3 gateways found by DNS, 2 game-svc, store-svc, itself), the series
+    an operator starts from have data, and the rules it loaded are the
+    files' and evaluate without error."""
+    want = {"gateway": 3, "game-svc": 2, "store-svc": 1, "prometheus": 1}
+
+    def all_up():
+        t = prom_targets(port)
+        return t if all(t.get(j, []).count("up") == n and len(t[j]) == n for j, n in want.items()) else None
+
+    t = wait_for(all_up, 120, "Prometheus scrapes every service and every target is up (%s)" % want, every=2)
+    if not t:
+        note("targets: %s" % prom_targets(port))
+    q = 'sum(rpc_server_calls_total{job="gateway",method="/scrabble.v1.Edge/SubmitPlay"})'
+    v = wait_for(lambda: (prom_value(port, q) or 0) > 0 and prom_value(port, q), 60,
+                 "Prometheus has the gateways' SubmitPlay counter from the game", every=2)
+    note("%s = %s" % (q, v))
+    q = "sum(game_turns_committed_total)"
+    wait_for(lambda: (prom_value(port, q) or 0) > 0, 60, "Prometheus has game-svc's committed turns", every=2)
+    n = rules_in_files(e.repo)
+
+    def rules_ok():
+        r = prom_rules(port)
+        return r if len(r) == n and all(h == "ok" for _, _, h in r) else None
+
+    r = wait_for(rules_ok, 90, "Prometheus loaded the %d recording and alert rules and evaluates each "
+                 "without error" % n, every=2)
+    if not r:
+        note("rules: %s" % [x for x in prom_rules(port) if x[2] != "ok"][:10])
+
+
 # ---- the game ---------------------------------------------------------------
 
 def play_game(e, target, solver, lexicon, crash):
@@ -352,7 +441,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="scrabble-engine-")
     secrets = os.path.join(tmp, "secrets")
     port = free_port()
-    e = Env(repo, secrets, port)
+    e = Env(repo, secrets, port, free_port())
     t_start = time.time()
     dockerd = start_dockerd(e.env, tmp)
     built_before = e.run(["docker", "images", "-q", IMAGE], timeout=30).stdout.strip()
@@ -360,7 +449,7 @@ def main():
     try:
         # Leftovers of an interrupted earlier run of this test (its own
         # project name only).
-        e.compose("--profile", "loadtest", "down", "-v", "--remove-orphans", timeout=300)
+        e.compose(*PROFILES, "down", "-v", "--remove-orphans", timeout=300)
 
         t0 = time.time()
         r = e.run([os.path.join(HERE, "images.sh")], timeout=1500, cwd=HERE)
@@ -435,6 +524,13 @@ def main():
         check(len(containers(e, "gateway")) == 3, "3 gateways run")
         wait_for(lambda: upstream_count(e) == 3, 60, "the balancer lists the 3 gateways")
 
+        # -- the observability profile's Prometheus, started before the game
+        # so that its scrapes (every 15 s) overlap the game's traffic
+        prom_port = int(e.env["PROMETHEUS_PORT"])
+        r = e.compose("--profile", "observability", "up", "-d", "--no-deps", "prometheus", timeout=300)
+        prom_up = check(r.returncode == 0, "the observability profile's Prometheus started%s"
+                        % ("" if r.returncode == 0 else ": " + r.stderr[-600:]))
+
         # -- one complete game through the single address; its game-svc crashes midway
         bal = containers(e, "balancer")[0]
         before = gateway_calls(e)
@@ -506,6 +602,14 @@ def main():
                         figure("%s_gateway_cpu_us_per_call" % name,
                                "%.1f" % ((cpu_g1[g] - cpu_g0[g]) / 1e3 / per[0]))
 
+        if prom_up:
+            t0 = time.time()
+            check_prometheus(e, prom_port)
+            figure("prometheus_checks_s", "%.1f" % (time.time() - t0))
+        # Removed before up.sh runs again: it would find the published
+        # Prometheus port taken.
+        e.compose("--profile", "observability", "rm", "-s", "-f", "-v", "prometheus", timeout=120)
+
         # -- the load-test profile, briefly
         before = gateway_calls(e)
         r = e.compose("--profile", "loadtest", "run", "-T", "--rm",
@@ -576,7 +680,7 @@ def main():
         c.close()
 
         # -- down after scaling leaves nothing
-        r = e.compose("--profile", "loadtest", "down", "-v", "--remove-orphans", timeout=300)
+        r = e.compose(*PROFILES, "down", "-v", "--remove-orphans", timeout=300)
         check(r.returncode == 0, "docker-compose down -v after scaling")
         label = "label=com.docker.compose.project=" + PROJECT
         left = {kind: e.run(["docker", kind, "ls", "-q", "--filter", label] + (["-a"] if kind == "container" else []),
@@ -587,7 +691,7 @@ def main():
     finally:
         if listener is not None:
             listener.close()
-        e.compose("--profile", "loadtest", "down", "-v", "--remove-orphans", timeout=300)
+        e.compose(*PROFILES, "down", "-v", "--remove-orphans", timeout=300)
         # The image is this test's build cache (kept); an older build it
         # replaced is not, nor are superseded build stages (untagged,
         # labelled by the Dockerfile): only the newest is the next build's

@@ -22,7 +22,7 @@ DURATION=${LT_DURATION:-30s}
 OUT=$STACK_TMP/report.json
 "$BUILD_DIR/bin/loadtest" run --target "127.0.0.1:$GATEWAY_PORT" --pg "$PG_LOADTEST_CONNINFO" \
     --steps "$PLAYERS" --step-duration "$DURATION" --tick "${LT_TICK:-200ms}" --debounce "${LT_DEBOUNCE:-30ms}" --ramp 2s \
-    --reset --cleanup --tag lt-smoke --hammer --hammer-rps 50 --social 20 \
+    --reset --cleanup --tag lt-smoke --hammer --hammer-rps 50 --social 20 --bot-games "${LT_BOT_GAMES:-30}" \
     --procs "gateway=$GATEWAY_PORT,game-svc=${GAME_PORTS%%,*},store-svc=$STORE_PORT,postgres+=$PG_PORT,redis=$REDIS_PORT,self" \
     --out "$OUT" --html "$STACK_TMP/report.html" --progress 5s | tee "$STACK_TMP/table.txt"
 
@@ -53,6 +53,12 @@ for s in d["steps"]:
     if t["accepted"] + t["rejected"] != t["total"]:
         fails.append("turn counts do not add up")
 fin = sum(s["games_finished"] for s in d["steps"])
+# --bot-games 30 (20 players: 3 of the 10 pairs play bots): their games start
+# in the Invite, and the bots answer.
+if sum(s["bot_games_started"] for s in d["steps"]) < 1:
+    fails.append("no bot game started")
+if sum(s["bot_reply"]["count"] for s in d["steps"]) < 1:
+    fails.append("no bot reply seen")
 if fin < 1:
     fails.append("no game finished")
 ev = {op["name"] for s in d["steps"] for op in s["ops"]}

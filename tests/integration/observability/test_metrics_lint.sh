@@ -5,7 +5,11 @@
 # promtool flags names without a unit suffix, counters not ending _total,
 # missing HELP and the like; any finding fails the test. Then every metric
 # the alert/recording rules and the Grafana dashboards in
-# compose/observability/ query must be one these processes export.
+# compose/observability/ query must be one these processes export. Last,
+# saturation.py: the saturation gauges move with what they measure (the
+# auth cache's entries, a non-reading stream's queue, the Redis connection
+# states of game-svc's drafts and store-svc's relay through a Redis stop
+# and start).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
@@ -23,7 +27,9 @@ pg_up
 redis_up
 store_up
 game_up 1
-gateway_up
+# A stream that stops reading is never cut off (saturation.py measures
+# its backlog).
+gateway_up --subscriber-queue=100000
 
 fails=0
 all=$STACK_TMP/all-metrics
@@ -58,4 +64,9 @@ if missing:
     sys.exit(1)
 print(f"ok - the {len(used)} metrics the rules and dashboards query all exist")
 PY
+
+GAME_METRICS_PORT=${GAME_METRICS_PORTS%%,*} SECRETS_DIR=$SECRETS_DIR \
+    GATEWAY_PORT=$GATEWAY_PORT GATEWAY_METRICS_PORT=$GATEWAY_METRICS_PORT \
+    STORE_METRICS_PORT=$STORE_METRICS_PORT REDIS_PORT=$REDIS_PORT REDIS_DIR=$REDIS_DIR \
+    /usr/bin/python3 "$here/saturation.py" || fails=$((fails + 1))
 [ "$fails" = 0 ]

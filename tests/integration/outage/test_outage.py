@@ -24,6 +24,7 @@ from edge_client import CallError, Edge, common_pb2, expect_error, poll  # noqa:
 TARGET = "127.0.0.1:" + os.environ["GATEWAY_PORT"]
 GW_METRICS = int(os.environ["GATEWAY_METRICS_PORT"])
 GAME_METRICS = int(os.environ["GAME_METRICS_PORT"])
+STORE_METRICS = int(os.environ["STORE_METRICS_PORT"])
 PG = os.environ["PG_CONNINFO"]
 REPO = os.environ["REPO_ROOT"]
 REDIS_DIR, REDIS_PORT = os.environ["REDIS_DIR"], int(os.environ["REDIS_PORT"])
@@ -147,6 +148,9 @@ def test_sessions_survive_postgres_down():
     assert other.call("GetState", game_id=gid).seq == 0
     placements, st = a_play(mover, gid)
     mover.call("SubmitPlay", game_id=gid, expected_seq=st.seq, placements=placements)
+    # Every call that waited on the game (behind the failed commit's
+    # reload) left the wait queue.
+    poll("no call left waiting", lambda: ec.metric(GAME_METRICS, "game_ops_waiting") == 0)
 
 
 # ---- Redis hung, Redis restarted ---------------------------------------------
@@ -184,12 +188,20 @@ def test_draft_deleted_after_hung_redis():
         # The delete is owed; meanwhile the draft reads as gone.
         poll("the delete owed", lambda: owed_deletes() >= 1)
         assert len(mover.call("GetDraft", game_id=gid).placements) == 0
+        # A hung Redis answers nothing, so both connections read as down
+        # (commands and idle PINGs time out).
+        poll("game_drafts_redis_up 0 while Redis hangs",
+             lambda: ec.metric(GAME_METRICS, "game_drafts_redis_up") == 0)
+        poll("store_events_redis_up 0 while Redis hangs",
+             lambda: ec.metric(STORE_METRICS, "store_events_redis_up") == 0)
     finally:
         stop.set()
         load.join(timeout=30)
         os.kill(pid, signal.SIGCONT)
     poll("the draft deleted in Redis", lambda: not draft_in_redis(gid, mover.account_id))
     poll("no delete owed", lambda: owed_deletes() == 0)
+    poll("game_drafts_redis_up 1 again", lambda: ec.metric(GAME_METRICS, "game_drafts_redis_up") == 1)
+    poll("store_events_redis_up 1 again", lambda: ec.metric(STORE_METRICS, "store_events_redis_up") == 1)
     # Drafts work again.
     mover.call("SaveDraft", game_id=gid, placements=DRAFT)
     assert len(mover.call("GetDraft", game_id=gid).placements) == 1

@@ -22,7 +22,7 @@ game_up 1
 gateway_up --auth-ttl=1s --rate-write=1000 --burst-write=1000 --rate-read=1000 \
     --burst-read=1000 --rate-lookup=1000 --burst-lookup=1000
 
-export GATEWAY_PORT GATEWAY_METRICS_PORT GAME_METRICS_PORT=$GAME_METRICS_PORTS
+export GATEWAY_PORT GATEWAY_METRICS_PORT GAME_METRICS_PORT=$GAME_METRICS_PORTS STORE_METRICS_PORT
 export PG_CONNINFO PG_DIR PG_PORT REDIS_DIR REDIS_PORT REPO_ROOT
 export SOLVER=$BUILD_DIR/bin/scrabble-solver LEXICON=$BUILD_DIR/share/wamerican.kwg
 export SCRABBLE_REASONS_SEEN=$STACK_TMP/reasons.seen

@@ -311,7 +311,7 @@ def test_metrics(victim, seed):
                 # Every allowed key takes a small fixed set of values (the
                 # trace, queue and connection ones included): never an id.
                 assert key in ("method", "code", "target", "le", "op", "class", "reason", "stage",
-                               "result", "outcome", "queue", "role", "source"), \
+                               "result", "outcome", "queue", "role", "source", "level"), \
                     f"/metrics on :{port}: unexpected label {key} in {line}"
     print("ok - /metrics of every process: no token, handle, seed or per-account label")
 
