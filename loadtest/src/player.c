@@ -309,7 +309,7 @@ static void lt_player_connect(lt_player *p)
     lt_run *r = p->run;
     rpc_channel_opts o = {.own_connection = true};
     p->ch = rpc_channel_create(r->c.target, &o);
-    p->loop = r->loops[p->idx % r->c.loops];
+    p->loop = r->loops[p->idx % r->nloops];
     rpc_channel_connect(p->ch);
     lt_subscribe(p);
     r->nactive++;

@@ -70,7 +70,9 @@ static const cfg_option lt_run_options[] = {
         lt_run_cfg, procs, "procs",
         "gateway=7000,game-svc=7100,store-svc=7200,postgres+=55432,redis=56379,self,machine",
         "processes to sample: name=listen-port (name+= with children), name=pid:N, self, machine"),
-    CFG_INT_OPT(lt_run_cfg, loops, "loops", 1, 16, "2", "gRPC completion threads"),
+    CFG_INT_OPT(lt_run_cfg, loops, "loops", 0, 16, "0",
+                "gRPC completion threads (0: the driver thread runs completions itself, "
+                "which saves a thread handoff per call)"),
     CFG_DUR_OPT(lt_run_cfg, max_duration_ms, "max-duration", 0, 24 * 3600 * 1000, "0",
                 "hard bound on the run (0: the steps + 1m)"),
     CFG_DUR_OPT(lt_run_cfg, timeout_ms, "timeout", 100, 600000, "10s", "per-call deadline"),
@@ -186,7 +188,7 @@ static uint64_t lt_hammer_pump(lt_hammer *h, uint64_t now)
         rpc_client_opts opts = {.timeout_ms = r->c.timeout_ms,
                                 .md = &h->md,
                                 .md_count = 1,
-                                .loop = r->loops[h->issued % (uint64_t)r->c.loops]};
+                                .loop = r->loops[h->issued % (uint64_t)r->nloops]};
         if (rpc_client_raw(h->ch, lt_ops[LT_OP_HAMMER].method, h->req, &opts, lt_hammer_done, s) !=
             RPC_OK) {
             s->done = lt_now_ns();
@@ -386,6 +388,23 @@ static void lt_dispatch(lt_run *r, lt_msg *list)
     }
 }
 
+/* What the driver waits on until the monotonic time until_ns (0: does not
+ * wait): its mailbox, and with --loops 0 the polled completion queue, whose
+ * completions run here and post to the mailbox. A post from another thread
+ * (the signal watcher) does not end a queue wait early; until_ns is at most
+ * a second away (the per-second series), so a stop is seen within it. */
+static lt_msg *lt_wait(lt_run *r, uint64_t until_ns)
+{
+    if (r->c.loops > 0)
+        return lt_mailbox_take(&r->mb, until_ns);
+    lt_msg *list = lt_mailbox_take(&r->mb, 0);
+    if (list)
+        return list;
+    uint64_t now = lt_now_ns();
+    rpc_loop_poll(r->loops[0], until_ns > now ? (int64_t)(until_ns - now) : 0);
+    return lt_mailbox_take(&r->mb, 0);
+}
+
 static void lt_drive(lt_run *r)
 {
     uint64_t step_ns = (uint64_t)r->c.step_duration_ms * 1000000ull;
@@ -461,7 +480,7 @@ static void lt_drive(lt_run *r)
                 wake = r->step_end;
             if (wake <= now)
                 wake = 0;
-            lt_dispatch(r, lt_mailbox_take(&r->mb, wake));
+            lt_dispatch(r, lt_wait(r, wake));
         }
         r->steps[s].ended_s = (lt_now_ns() - r->t0) / 1e9;
     }
@@ -469,7 +488,7 @@ static void lt_drive(lt_run *r)
     r->stopping = true;
     uint64_t drain_end = lt_now_ns() + (uint64_t)r->c.timeout_ms * 1000000ull + 2000000000ull;
     while (r->inflight > 0 && lt_now_ns() < drain_end)
-        lt_dispatch(r, lt_mailbox_take(&r->mb, lt_now_ns() + 100000000ull));
+        lt_dispatch(r, lt_wait(r, lt_now_ns() + 100000000ull));
     r->steps[r->step].ended_s = (lt_now_ns() - r->t0) / 1e9;
     lt_procstat_set_step(&r->procs, -1);
     lt_series_close(r, lt_now_ns());
@@ -477,7 +496,7 @@ static void lt_drive(lt_run *r)
     lt_players_shutdown(r);
     uint64_t streams_end = lt_now_ns() + 5000000000ull;
     while (lt_players_streams_open(r) > 0 && lt_now_ns() < streams_end)
-        lt_dispatch(r, lt_mailbox_take(&r->mb, lt_now_ns() + 100000000ull));
+        lt_dispatch(r, lt_wait(r, lt_now_ns() + 100000000ull));
 }
 
 /* ------------------------------------------------------------------ */
@@ -590,11 +609,20 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
         fprintf(stderr, "loadtest run: out of memory for %d players\n", r->nplayers_max);
         goto out;
     }
-    r->loops = calloc((size_t)r->c.loops, sizeof(*r->loops));
-    for (int i = 0; i < r->c.loops; i++) {
+    r->nloops = r->c.loops > 0 ? r->c.loops : 1;
+    r->loops = calloc((size_t)r->nloops, sizeof(*r->loops));
+    for (int i = 0; r->loops && i < r->nloops; i++) {
         char name[32];
         snprintf(name, sizeof(name), "lt-loop-%d", i);
-        r->loops[i] = rpc_loop_start(name);
+        r->loops[i] = r->c.loops > 0 ? rpc_loop_start(name) : rpc_loop_create(name);
+        if (r->loops[i] == NULL) {
+            r->nloops = i;
+            break;
+        }
+    }
+    if (r->loops == NULL || r->nloops == 0) {
+        fprintf(stderr, "loadtest run: cannot start a gRPC completion loop\n");
+        goto out;
     }
     lt_procstat_start(&r->procs, 1000);
     procs_started = true;
@@ -614,8 +642,9 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
     lt_players_destroy_channels(r);
     lt_hammer_destroy(r->hammer);
     r->hammer = NULL;
-    for (int i = 0; i < r->c.loops; i++)
+    for (int i = 0; i < r->nloops; i++)
         rpc_loop_stop(r->loops[i]);
+    r->nloops = 0;
     /* Late stream ends posted while the loops stopped. */
     lt_dispatch(r, lt_mailbox_take(&r->mb, 0));
 
@@ -645,6 +674,8 @@ int lt_cmd_run(int argc, char **argv, lt_stop *stop)
         }
     }
 out:
+    for (int i = 0; i < r->nloops; i++) /* a failed start: nothing pends on them */
+        rpc_loop_stop(r->loops[i]);
     if (procs_started)
         lt_procstat_stop(&r->procs);
     if (pg)

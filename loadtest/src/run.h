@@ -3,8 +3,10 @@
  * gateway, a ramp of steps, open-loop measurement per operation and step.
  *
  * Threads: one driver thread owns every player, every schedule and every
- * statistic (no locks there); `loops` rpc_loop threads carry the gRPC
- * completions, which they stamp and post to the driver's mailbox; the
+ * statistic (no locks there). gRPC completions are stamped and posted to
+ * the driver's mailbox; by default the driver thread runs them itself
+ * between its timers (one polled rpc_loop, so no thread hands a completion
+ * to another); `--loops N` gives them N threads of their own instead. The
  * resource sampler has its own thread and lock.
  */
 #ifndef LT_RUN_H
@@ -125,7 +127,8 @@ typedef struct lt_run {
     lt_run_cfg c;
     lt_stop *stop;
     lt_mailbox mb;
-    rpc_loop **loops;
+    rpc_loop **loops; /* nloops of them; with --loops 0 one, polled by the driver */
+    int nloops;
     solver_lexicon *lex;
     const solver_dist *dist;
     lt_procstat procs;

@@ -59,7 +59,7 @@ rpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts
         return NULL;
     rpc__canonical_target(target, ch->target, sizeof(ch->target));
 
-    grpc_arg args[12];
+    grpc_arg args[13];
     int n = 0;
     /* Reconnect soon after a peer restarts: the core's default backoff
      * grows to two minutes, far too long for a service we restart in
@@ -85,6 +85,7 @@ rpc_channel *rpc_channel_create(const char *target, const rpc_channel_opts *opts
         (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_RETRIES, .value.integer = 0};
     args[n++] =
         (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0};
+    args[n++] = rpc__no_bdp_probe();
     if (opts->max_message_bytes > 0) {
         args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
                                .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,

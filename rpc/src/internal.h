@@ -29,6 +29,7 @@ struct rpc_loop {
     char name[32];
     atomic_long pending; /* client calls started on this loop, not completed */
     bool started;
+    bool polled; /* rpc_loop_create: its owner's thread runs it */
     /* Server call objects finished on this loop, kept for reuse (touched
      * only by the loop's own thread). */
     struct rpc_call *free_calls;
@@ -51,6 +52,20 @@ gpr_timespec rpc__client_deadline(const rpc_client_opts *opts);
 /* Builds an rpc_status from a received status + trailing metadata. */
 void rpc__status_from_core(rpc_status *st, grpc_status_code code, grpc_slice details,
                            const grpc_metadata_array *trailing);
+
+/* The channel argument that turns HTTP/2 bandwidth-delay probing off, for
+ * servers and clients alike. The probe sizes flow-control windows for bulk
+ * transfers; our messages are a few hundred bytes, far below the default
+ * window, so it never changes a window here. What it costs is per
+ * connection: after data arrives it sends a PING, reads the ack and arms a
+ * timer for the next probe. With thousands of quiet connections (players)
+ * that is a timer-thread wakeup, a write and a read for a large share of
+ * calls (issue 18, scripts/bench/stack_wakeups.sh). */
+static inline grpc_arg rpc__no_bdp_probe(void)
+{
+    return (grpc_arg){
+        .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0};
+}
 
 /* Reads a whole PEM file into a malloc'd NUL-terminated string (caller
  * frees), or NULL. */

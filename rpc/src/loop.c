@@ -1,12 +1,14 @@
 /*
  * loop.c — threads that drain completion queues (server workers and client
- * loops, each calling the rpc__tag of every event), the client-side choice
+ * loops, each calling the rpc__tag of every event), queues their owner's
+ * thread polls instead (rpc_loop_create/rpc_loop_poll), the client-side choice
  * of which queue a call completes on (the caller's worker, a loop named in
  * the options, or the shared client loop), the process set-up every binary
  * starts with (rpc_init: open-file limit, signal mask, grpc_init) and
  * rpc__read_file for the runtime's PEM and descriptor files.
  */
 #include <grpc/support/time.h>
+#include <stdint.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -72,7 +74,11 @@ void rpc__loop_shutdown(rpc_loop *loop)
     grpc_completion_queue_shutdown(loop->cq);
     if (loop->started)
         pthread_join(loop->thread, NULL);
-    else {
+    else if (loop->polled) {
+        /* The owner's thread is here: it runs what is still pending. */
+        while (rpc_loop_poll(loop, INT64_MAX) >= 0)
+            ;
+    } else {
         /* Never ran: drain here so the queue can be destroyed. */
         while (
             grpc_completion_queue_next(loop->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
@@ -96,6 +102,46 @@ rpc_loop *rpc_loop_start(const char *name)
         return NULL;
     }
     return loop;
+}
+
+rpc_loop *rpc_loop_create(const char *name)
+{
+    rpc_loop *loop = calloc(1, sizeof(*loop));
+    if (loop == NULL)
+        return NULL;
+    if (rpc__loop_init(loop, name, -1) != RPC_OK) {
+        free(loop);
+        return NULL;
+    }
+    loop->polled = true;
+    return loop;
+}
+
+/* The most completions one rpc_loop_poll runs before it returns, so the
+ * caller's own timers are never starved by a burst. */
+#define RPC__POLL_BATCH 256
+
+int rpc_loop_poll(rpc_loop *loop, int64_t timeout_ns)
+{
+    gpr_timespec deadline = gpr_inf_past(GPR_CLOCK_MONOTONIC);
+    if (timeout_ns == INT64_MAX)
+        deadline = gpr_inf_future(GPR_CLOCK_MONOTONIC);
+    else if (timeout_ns > 0)
+        deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                gpr_time_from_nanos(timeout_ns, GPR_TIMESPAN));
+    int n = 0;
+    while (n < RPC__POLL_BATCH) {
+        grpc_event ev = grpc_completion_queue_next(loop->cq, deadline, NULL);
+        if (ev.type == GRPC_QUEUE_SHUTDOWN)
+            return n > 0 ? n : -1;
+        if (ev.type != GRPC_OP_COMPLETE)
+            break; /* the wait ran out */
+        rpc__tag *tag = ev.tag;
+        tag->fn(tag, ev.success != 0);
+        n++;
+        deadline = gpr_inf_past(GPR_CLOCK_MONOTONIC); /* the rest: only what waits */
+    }
+    return n;
 }
 
 void rpc_loop_stop(rpc_loop *loop)

@@ -38,7 +38,7 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
         s->cfg.stream_queue_limit = 256;
     snprintf(s->label, sizeof(s->label), "%s", service_label);
 
-    grpc_arg args[6];
+    grpc_arg args[7];
     int n = 0;
     args[n++] =
         (grpc_arg){.type = GRPC_ARG_INTEGER,
@@ -55,6 +55,7 @@ rpc_server *rpc_server_create(const rpc_server_config *cfg, const char *service_
                            .value.integer = cfg->keepalive_ms > 0 ? cfg->keepalive_ms : 7200000};
     args[n++] =
         (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ENABLE_CHANNELZ, .value.integer = 0};
+    args[n++] = rpc__no_bdp_probe();
     /* Clients may ping as often as their own keepalive says. */
     args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
                            .key = GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,

@@ -19,7 +19,17 @@ void rpc_server_config_defaults(rpc_server_config *cfg, int grpc_port, int metri
     memset(cfg, 0, sizeof(*cfg)); /* tls: all empty, so TLS is off */
     snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:%d", grpc_port);
     snprintf(cfg->metrics_listen, sizeof(cfg->metrics_listen), "127.0.0.1:%d", metrics_port);
-    cfg->workers = 2;
+    /* One worker: the core's poller (epoll1) hands the polling role to
+     * another waiting thread every time the polling thread leaves with work,
+     * and wakes the thread that owns a call's queue when another thread
+     * polled its bytes. With two workers that was 3 of the gateway's 4.2
+     * voluntary switches per call and half of its syscalls under
+     * human-paced players (issue 18, scripts/bench/stack_wakeups.sh); every
+     * handler is non-blocking (Postgres readers, Redis drafts and the
+     * deadline poller run on their own threads), so one worker is never
+     * stuck behind a slow call. Raise it where one core is not enough, and
+     * on a public port (the gateway keeps two, see gateway/src/config.c). */
+    cfg->workers = 1;
     cfg->max_message_bytes = 4 * RPC__MIB;
     cfg->max_concurrent_streams = 1000;
     cfg->keepalive_ms = 2 * 60 * 60 * 1000; /* gRPC's own default: 2 hours */
@@ -47,7 +57,8 @@ const cfg_option rpc_server_cfg_options[] = {
     CFG_STR_OPT(rpc_server_config, metrics_listen, "metrics-listen", NULL,
                 "Prometheus /metrics listen address host:port (empty: no metrics endpoint)"),
     CFG_INT_OPT(rpc_server_config, workers, "workers", 1, 64, NULL,
-                "worker threads, each with its own completion queue"),
+                "worker threads, each with its own completion queue (more than one costs "
+                "thread handoffs per call; raise it when one core is not enough)"),
     CFG_INT_OPT(rpc_server_config, max_message_bytes, "max-message-bytes", 1024, 64 * RPC__MIB,
                 NULL, "largest accepted request message in bytes"),
     CFG_INT_OPT(rpc_server_config, max_concurrent_streams, "max-concurrent-streams", 1, 100000,

@@ -51,6 +51,9 @@ struct solver_lexicon {
      * (lexicon_sig.c); NULL if not built. */
     uint64_t *sig;
     size_t sig_mask;
+    /* The less-one table (lexicon_sig.c); NULL if not built. */
+    uint64_t *sub;
+    size_t sub_mask;
     uint32_t node_count;
     uint32_t word_count;
     void *map; /* mmap base or NULL */
@@ -75,6 +78,10 @@ extern const uint8_t solver__sig_primes[27];
 solver__sig_key solver__sig_key_of(const uint8_t counts[27]);
 bool solver__sig_may_spell_key(const solver_lexicon *lex, solver__sig_key key, int blanks);
 uint32_t solver__sig_blank_letters_key(const solver_lexicon *lex, solver__sig_key key, int blanks);
+/* The letters c such that the key's letters plus c may be the letters of a
+ * word of 7+ letters: one look-up in the less-one table (26 in the
+ * signature table without it).  A superset, like above. */
+uint32_t solver__sig_less_one(const solver_lexicon *lex, solver__sig_key key);
 /* Two blanks: pairs[c] (c = 1..26) = the letters d such that the key's
  * letters plus c and d may be a word of 7+ letters (symmetric); returns the
  * union, the letters either blank may stand for.  Supersets, like above. */

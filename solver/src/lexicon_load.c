@@ -142,6 +142,7 @@ void solver_lexicon_free(solver_lexicon *lex)
         munmap(lex->map, lex->map_len);
     free(lex->nm);
     free(lex->sig);
+    free(lex->sub);
     free(lex);
 }
 

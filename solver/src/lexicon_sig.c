@@ -4,7 +4,16 @@
  * of one prime per letter (unique factorisation makes it exact; 15 letters
  * fit in 128 bits), and the table stores 64-bit fingerprints of those keys:
  * a collision can only answer "maybe", which is the safe direction for a
- * pruning test. */
+ * pruning test.
+ *
+ * A second table, "less one", answers the blank's question in one look-up
+ * instead of 26: keyed by a word's multiset less one letter, it holds the
+ * set of letters that complete it to the multiset of some word of 7+
+ * letters.  One blank: the letters it may stand for are less_one(tiles).
+ * Two blanks: once the first stands for c, the second may stand for
+ * less_one(tiles + c), 26 look-ups for every pair instead of 351.  Each
+ * slot is one 64-bit word: a 38-bit tag of the key's fingerprint and the
+ * 26-bit letter set, so the table for the default lexicon is 8 MB. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -31,6 +40,10 @@ typedef struct {
     solver_lexicon *lex;
     uint64_t *keys;
     size_t n, cap;
+    /* less-one entries: fingerprint of (word multiset less letter c), c */
+    uint64_t *sub;
+    uint8_t *sub_c;
+    size_t nsub, subcap;
     long budget;
 } walk_t;
 
@@ -48,9 +61,42 @@ static int add(walk_t *w, uint64_t fp)
     return 0;
 }
 
+static int add_sub(walk_t *w, uint64_t fp, unsigned c)
+{
+    if (w->nsub == w->subcap) {
+        size_t n = w->subcap ? w->subcap * 2 : 4096;
+        uint64_t *k = realloc(w->sub, n * sizeof *k);
+        if (!k)
+            return -1;
+        w->sub = k;
+        uint8_t *cc = realloc(w->sub_c, n);
+        if (!cc)
+            return -1;
+        w->sub_c = cc;
+        w->subcap = n;
+    }
+    w->sub[w->nsub] = fp;
+    w->sub_c[w->nsub++] = (uint8_t)c;
+    return 0;
+}
+
+/* A word of 7+ letters with multiset key and the set of its letters: its
+ * fingerprint, and one less-one entry per distinct letter. */
+static int add_word(walk_t *w, u128 key, uint32_t letters)
+{
+    if (add(w, fingerprint(key)))
+        return -1;
+    for (; letters; letters &= letters - 1) {
+        unsigned c = (unsigned)__builtin_ctz(letters);
+        if (add_sub(w, fingerprint(key / solver__sig_primes[c]), c))
+            return -1;
+    }
+    return 0;
+}
+
 /* DFS over the DAWG.  The budget bounds the work on graphs that were not
  * made by our compiler (a small graph can spell exponentially many words). */
-static int walk(walk_t *w, uint32_t list, int depth, u128 key)
+static int walk(walk_t *w, uint32_t list, int depth, u128 key, uint32_t letters)
 {
     if (!list)
         return 0;
@@ -61,9 +107,10 @@ static int walk(walk_t *w, uint32_t list, int depth, u128 key)
         unsigned t = SOLVER__TILE(v);
         if (t >= 1 && t <= 26 && depth < SOLVER_DIM) {
             u128 k = key * solver__sig_primes[t];
-            if ((v & SOLVER__ACCEPTS) && depth + 1 >= SOLVER_RACK_MAX && add(w, fingerprint(k)))
+            uint32_t lt = letters | 1u << t;
+            if ((v & SOLVER__ACCEPTS) && depth + 1 >= SOLVER_RACK_MAX && add_word(w, k, lt))
                 return -1;
-            if (walk(w, SOLVER__ARC(v), depth + 1, k))
+            if (walk(w, SOLVER__ARC(v), depth + 1, k, lt))
                 return -1;
         }
         if (v & SOLVER__IS_END)
@@ -72,12 +119,42 @@ static int walk(walk_t *w, uint32_t list, int depth, u128 key)
     return 0;
 }
 
+/* A less-one slot: the tag (fingerprint bits 26..63, bit 26 forced so a
+ * used slot is never 0) above the letters (bit c-1 for letter c).  The home
+ * slot comes from fingerprint bits 1..25, independent of the tag. */
+#define SUB_TAG(fp) (((fp) >> 26 | 1) << 26)
+#define SUB_HOME(fp, mask) ((size_t)((fp) >> 1) & (mask))
+
+static void sub_build(solver_lexicon *lex, const walk_t *w)
+{
+    size_t slots = 1024;
+    /* At most nsub distinct keys (anagrams share theirs), so at least a
+     * fifth of the slots stay empty and every probe chain ends. */
+    while (slots < w->nsub + w->nsub / 4)
+        slots *= 2;
+    lex->sub = calloc(slots, sizeof *lex->sub);
+    if (!lex->sub)
+        return;
+    lex->sub_mask = slots - 1;
+    for (size_t i = 0; i < w->nsub; i++) {
+        uint64_t tag = SUB_TAG(w->sub[i]), bit = 1ull << (w->sub_c[i] - 1);
+        size_t h = SUB_HOME(w->sub[i], lex->sub_mask);
+        while (lex->sub[h] && (lex->sub[h] >> 26 << 26) != tag)
+            h = (h + 1) & lex->sub_mask;
+        if (!lex->sub[h])
+            lex->sub[h] = tag;
+        lex->sub[h] |= bit;
+    }
+}
+
 void solver__sig_build(solver_lexicon *lex)
 {
     walk_t w = {.lex = lex, .budget = 16l << 20};
     lex->sig = NULL;
     lex->sig_mask = 0;
-    if (walk(&w, SOLVER__ARC(lex->nodes[0]), 0, 1) == 0) {
+    lex->sub = NULL;
+    lex->sub_mask = 0;
+    if (walk(&w, SOLVER__ARC(lex->nodes[0]), 0, 1, 0) == 0) {
         size_t slots = 1024;
         while (slots < w.n * 2)
             slots *= 2;
@@ -90,9 +167,12 @@ void solver__sig_build(solver_lexicon *lex)
                     h = (h + 1) & lex->sig_mask;
                 lex->sig[h] = w.keys[i];
             }
+            sub_build(lex, &w);
         }
     }
     free(w.keys);
+    free(w.sub);
+    free(w.sub_c);
 }
 
 static bool lookup(const solver_lexicon *lex, u128 key)
@@ -104,6 +184,37 @@ static bool lookup(const solver_lexicon *lex, u128 key)
         if (!lex->sig[h])
             return false;
     }
+}
+
+/* The less-one look-up: every slot on the key's probe chain whose tag
+ * matches contributes its letters (two keys may share a tag; their union is
+ * still a superset for each, and an insertion never lands past the first
+ * empty slot of the chain, so the chain holds the key's own slot). */
+static uint32_t sub_lookup(const solver_lexicon *lex, u128 key)
+{
+    uint64_t fp = fingerprint(key), tag = SUB_TAG(fp);
+    uint32_t set = 0;
+    for (size_t h = SUB_HOME(fp, lex->sub_mask);; h = (h + 1) & lex->sub_mask) {
+        uint64_t s = lex->sub[h];
+        if (!s)
+            return set << 1;
+        if ((s >> 26 << 26) == tag)
+            set |= (uint32_t)(s & 0x3ffffff);
+    }
+}
+
+uint32_t solver__sig_less_one(const solver_lexicon *lex, solver__sig_key key)
+{
+    if (lex->sub)
+        return sub_lookup(lex, key);
+    if (!lex->sig)
+        return SOLVER__ALL_LETTERS;
+    /* No less-one table (its build ran out of memory): 26 look-ups. */
+    uint32_t set = 0;
+    for (int c = 1; c <= 26; c++)
+        if (lookup(lex, key * solver__sig_primes[c]))
+            set |= 1u << c;
+    return set;
 }
 
 solver__sig_key solver__sig_key_of(const uint8_t counts[27])
@@ -121,21 +232,14 @@ bool solver__sig_may_spell_key(const solver_lexicon *lex, solver__sig_key key, i
         return true; /* no table (odd graph), or two blanks: assume yes */
     if (blanks == 0)
         return lookup(lex, key);
-    for (int c = 1; c <= 26; c++)
-        if (lookup(lex, key * solver__sig_primes[c]))
-            return true;
-    return false;
+    return solver__sig_less_one(lex, key) != 0;
 }
 
 uint32_t solver__sig_blank_letters_key(const solver_lexicon *lex, solver__sig_key key, int blanks)
 {
     if (!lex->sig || blanks != 1)
         return SOLVER__ALL_LETTERS;
-    uint32_t set = 0;
-    for (int c = 1; c <= 26; c++)
-        if (lookup(lex, key * solver__sig_primes[c]))
-            set |= 1u << c;
-    return set;
+    return solver__sig_less_one(lex, key);
 }
 
 uint32_t solver__sig_blank_pairs(const solver_lexicon *lex, solver__sig_key key, uint32_t pairs[27])
@@ -145,6 +249,15 @@ uint32_t solver__sig_blank_pairs(const solver_lexicon *lex, solver__sig_key key,
         pairs[c] = lex->sig ? 0 : SOLVER__ALL_LETTERS;
     if (!lex->sig)
         return SOLVER__ALL_LETTERS;
+    if (lex->sub) {
+        /* The second blank's letters once the first stands for c. */
+        for (int c = 1; c <= 26; c++) {
+            pairs[c] = sub_lookup(lex, key * solver__sig_primes[c]);
+            if (pairs[c])
+                any |= 1u << c;
+        }
+        return any;
+    }
     for (int c = 1; c <= 26; c++) {
         u128 kc = key * solver__sig_primes[c];
         for (int d = c; d <= 26; d++)

@@ -940,8 +940,15 @@ static inline void bingo_after(gen_t *g, int pos, int end, uint32_t node, int ma
             record(g, g->leftmost, end, main_sum, wmul, cross);
         return;
     }
-    if (SOLVER__ARC(node))
-        bingo_square(g, pos + 1, end, SOLVER__ARC(node), main_sum, wmul, cross);
+    uint32_t arc = SOLVER__ARC(node);
+    if (!arc)
+        return;
+    /* The next square is checked here, so the many dead ends cost no call. */
+    uint32_t have = SOLVER__NM_MASK(g->nm[arc]);
+    uint8_t sq = g->lane->sq[pos + 1];
+    if (sq ? (have >> SOLVER_LETTER(sq)) & 1
+           : (have & g->lane->xset[pos + 1] & (g->nat_mask | (g->rack[0] ? g->blank_ok : 0))) != 0)
+        bingo_square(g, pos + 1, end, arc, main_sum, wmul, cross);
 }
 
 static void bingo_square(gen_t *g, int pos, int end, uint32_t list, int main_sum, int wmul,

@@ -350,6 +350,18 @@ const char *rpc_channel_target(const rpc_channel *ch);
  * calls (the load driver) start several. */
 rpc_loop *rpc_loop_start(const char *name);
 void rpc_loop_stop(rpc_loop *loop); /* waits for pending calls to complete */
+/* A completion queue without a thread: the caller's own thread runs its
+ * completions by calling rpc_loop_poll, e.g. between timers of its own.
+ * Every completion then runs on that one thread, with no handoff from a
+ * loop thread to it. Stop it with rpc_loop_stop from the polling thread
+ * (it runs the completions still pending). */
+rpc_loop *rpc_loop_create(const char *name);
+/* Waits up to timeout_ns (<= 0: does not wait) for the first completion,
+ * then runs it and any already waiting (a bounded batch) on the calling
+ * thread. Returns how many ran, -1 once the queue is shut down. Another
+ * thread cannot interrupt the wait: bound timeout_ns by how soon the
+ * caller must look at anything else. */
+int rpc_loop_poll(rpc_loop *loop, int64_t timeout_ns);
 
 typedef struct rpc_metadata {
     const char *key; /* lower case */

@@ -43,7 +43,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="scrabble-swarm-")
     secrets = os.path.join(tmp, "secrets")
     port = te.free_port()
-    e = te.Env(repo, secrets, port)
+    e = te.Env(repo, secrets, port, te.free_port())
     t_start = time.time()
     dockerd = te.start_dockerd(e.env, tmp)
     made_swarm = had_gwbridge = False

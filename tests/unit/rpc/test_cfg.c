@@ -423,7 +423,7 @@ static void test_server_options(void **state)
     rpc_server_config_defaults(&sc, 7100, 9100);
     assert_string_equal(sc.listen, "127.0.0.1:7100");
     assert_string_equal(sc.metrics_listen, "127.0.0.1:9100");
-    assert_int_equal(sc.workers, 2);
+    assert_int_equal(sc.workers, 1); /* one poller thread: issue 18 */
     assert_int_equal(sc.max_message_bytes, 4 * 1024 * 1024);
     assert_int_equal(sc.max_concurrent_streams, 1000);
     assert_int_equal(sc.keepalive_ms, 7200000);
