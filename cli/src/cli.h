@@ -131,10 +131,15 @@ void cli_events_destroy(cli_ctx *ctx);
 
 int cli_shell(cli_ctx *ctx);
 int cli_watch(cli_ctx *ctx);
-/* SIGINT and SIGTERM blocked and readable from the returned signalfd
- * (-1 on error): how watch and shell notice Ctrl-C in their poll loop. */
+/* Blocks SIGINT and SIGTERM in the calling thread and returns a signalfd
+ * that reads them (-1 on error): how a waiting command notices Ctrl-C. */
 int cli_signalfd(void);
 
+/* ---- seek.c: the lobby ------------------------------------------------ */
+
+/* `seek [options]`, `seek list [mine]`, `seek cancel ID` (argv[0] is
+ * "seek"). Returns an exit code. */
+int cli_seek(cli_ctx *ctx, int argc, char **argv);
 /* ---- spectate.c: public games ------------------------------------------ */
 
 /* `watch GAME`: follows a public game as an observer (Watch), printing each

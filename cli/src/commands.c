@@ -481,6 +481,11 @@ static int cmd_shell(cli_ctx *ctx, int argc, char **argv)
     return cli_shell(ctx);
 }
 
+static int cmd_seek(cli_ctx *ctx, int argc, char **argv)
+{
+    return cli_seek(ctx, argc, argv);
+}
+
 static int cmd_help(cli_ctx *ctx, int argc, char **argv)
 {
     cli_print_commands(stdout);
@@ -506,6 +511,8 @@ static const cmd cmd__table[] = {
     {"exchange", 2, -1, true, cmd_exchange, "GAME TILES", "swap tiles with the bag ('?' = blank)"},
     {"resign", 1, 1, true, cmd_resign, "GAME", "resign the game"},
     {"chat", 2, -1, true, cmd_chat, "GAME TEXT...", "send a chat line to the game"},
+    {"seek", 0, 8, true, cmd_seek, "[seats=N min=R max=R rated lexicon=L expires=S nowait]",
+     "post a seek and wait for a match (Ctrl-C cancels); seek list [mine]; seek cancel ID"},
     {"watch", 0, 1, true, cmd_watch, "[GAME]",
      "print your live events; with GAME, watch that public game (Ctrl-C stops)"},
     {"public", 0, 1, true, cmd_public, "[PAGE]", "live public games anyone may watch"},

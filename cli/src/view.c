@@ -347,6 +347,10 @@ const char *cli_view_event(const Scrabble__V1__Event *ev, int64_t me, char *buf,
                  tmp[0] ? tmp : "?", id, id);
         break;
     }
+    case SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_SEEK_EXPIRED:
+        snprintf(buf, len, "your seek %lld expired without a match",
+                 ev->seek ? (long long)ev->seek->seek_id : 0LL);
+        break;
     default:
         snprintf(buf, len, "event %d for game %lld", (int)ev->type, g);
         break;

@@ -98,6 +98,7 @@ struct gw_req {
     const char *token;                         /* auth.c: while ResolveSession runs */
     struct Scrabble__V1__Invitation *invited;  /* invitations.c: while AppendEvents runs */
     struct Scrabble__V1__Invitation *accepted; /* invitations.c: while CreateGame runs */
+    struct Scrabble__V1__Seek *seek;           /* seeks.c: while CreateGame runs */
     bool stripped;          /* the request had unknown fields: forward r->msg re-packed */
     const char *handle_key; /* accounts.c: the throttle key of a Login/Register */
 };
@@ -154,6 +155,21 @@ void gw_inv_invite(gw_req *r);
 void gw_inv_respond(gw_req *r);
 void gw_inv_cancel(gw_req *r);
 void gw_inv_list(gw_req *r);
+/* Runs next(r) once every game-svc instance has `lexicon` (empty: the
+ * default, at once); else finishes r NOT_FOUND unknown_lexicon, or with
+ * the failure when no instance answered. lexicon must live as long as r. */
+void gw_lexicon_check(gw_req *r, const char *lexicon, gw_action next);
+
+/* Has the game-svc instance picked by the invitation id create the game of
+ * a fully accepted invitation (CreateGame: idempotent per invitation; it
+ * announces GAME_STARTED / YOUR_TURN); done(r, status, GameState). Finishes
+ * r UNAVAILABLE when the call cannot start. */
+void gw_create_game(gw_req *r, int64_t invitation_id, rpc_unary_cb done);
+
+/* seeks.c: PostSeek (and CreateGame when it matched), CancelSeek, ListSeeks. */
+void gw_seek_post(gw_req *r);
+void gw_seek_cancel(gw_req *r);
+void gw_seek_list(gw_req *r);
 
 /* subscribe.c: the Subscribe action. */
 void gw_subscribe(gw_req *r);

@@ -53,10 +53,23 @@ const store_stmt store_statements[] = {
      "FROM store_timeout_game_ev($1, $2, $3::smallint, "
      "$4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[])",
      8},
+    /* The game and invitation deadlines, then the seeks' (0010_seeks.sql:
+     * matches still without a game, expiries), with the seek as column 8. */
     {"claim_deadlines",
      "SELECT o_kind, o_game_id, o_seq, o_due_ms, o_end_reason, o_account_id, o_deadline_ms, "
-     "ratings_json_rated(o_invitation) FROM store_claim_deadlines($1, $2, $3)",
+     "ratings_json_rated(o_invitation), NULL::json FROM store_claim_deadlines($1, $2, $3) "
+     "UNION ALL SELECT o_kind, o_game_id, o_seq, o_due_ms, o_end_reason, o_account_id, "
+     "o_deadline_ms, ratings_json_rated(o_invitation), o_seek "
+     "FROM store_seek_claim($1, $2, $3)",
      3},
+    /* Seeks (0010_seeks.sql): $1 account, $2 lexicon, $3 seats, $4..$8 the
+     * time control, $9 its family, $10 rated, $11/$12 rating bounds, $13 TTL
+     * ms, $14 the per-account limit, $15 the match's retry delay ms. */
+    {"seek_post",
+     "SELECT o_code, o_detail, o_seek FROM store_seek_post($1, $2, $3, $4::smallint, $5, $6, $7, "
+     "$8, $9, $10, $11, $12, $13, $14, $15)",
+     15},
+    {"seek_cancel", "SELECT o_code, o_seek FROM store_seek_cancel($1, $2)", 2},
     {"claim_bot_turns",
      "SELECT o_game_id, o_seq, o_due_ms, o_account_id, o_level "
      "FROM store_claim_bot_turns($1, $2, $3, $4::bigint[], $5)",
@@ -115,6 +128,18 @@ const store_stmt store_statements[] = {
      "  ORDER BY s.invitation_id DESC LIMIT 100) x ON true "
      "WHERE a.id = $1 ORDER BY x.invitation_id DESC",
      1},
+    /* The lobby: open seeks ($1 lexicon, '' any) after seek id $2, oldest
+     * first, $3 rows. */
+    {"seek_list",
+     "SELECT store_seek_json(s.id) FROM seeks s WHERE s.status = 1 AND s.expires_at > now() "
+     "AND ($1 = '' OR s.lexicon = $1) AND s.id > $2 ORDER BY s.id LIMIT $3",
+     3},
+    /* ListSeeks(mine): account $1's seeks of every status, newest first,
+     * before seek id $2 (0: from the newest), $3 rows. */
+    {"seek_list_mine",
+     "SELECT store_seek_json(s.id) FROM seeks s WHERE s.account_id = $1 "
+     "AND ($2 = 0 OR s.id < $2) ORDER BY s.id DESC LIMIT $3",
+     3},
     {"get_invitation",
      "SELECT watch_json_public(ratings_json_rated(store_invitation_json(id))) FROM invitations "
      "WHERE id = $1",

@@ -65,6 +65,9 @@ METHODS = {
     "GetGameRecord": ("GameRef", "GetGameRecordReply"),
     "GetRules": ("GetRulesRequest", "Rules"),
     "GetLeaderboard": ("GetLeaderboardRequest", "GetLeaderboardReply"),
+    "PostSeek": ("SeekRequest", "common:Seek"),
+    "CancelSeek": ("CancelSeekRequest", "common:Seek"),
+    "ListSeeks": ("ListSeeksRequest", "ListSeeksReply"),
     "ListPublicGames": ("PublicGameListRequest", "PublicGameListReply"),
     "WatchState": ("WatchStateRequest", "WatchStateReply"),
 }
