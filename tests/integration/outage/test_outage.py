@@ -134,6 +134,10 @@ def test_sessions_survive_postgres_down():
             assert e.code == S.UNAVAILABLE, e
             return None
     poll("store-svc answering again", store_back)
+    # A read answering says a reader is back; the writer reconnects on its
+    # own backoff (up to 5 s), and the turn below needs it.
+    poll("store-svc's writer connected again", lambda: (ec.metric(
+        STORE_METRICS, "store_db_connections_up", 'role="writer"') or 0) >= 1)
     psql(f"DELETE FROM sessions WHERE account_id = {revoked.account_id}")
 
     def refused():
