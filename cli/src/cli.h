@@ -81,6 +81,11 @@ int cli_connect(cli_ctx *ctx);
  * otherwise the error is printed in words to stderr and CLI_EFAIL returned. */
 int cli_call(cli_ctx *ctx, const char *name, const ProtobufCMessage *req,
              const ProtobufCMessageDescriptor *reply_desc, bool auth, ProtobufCMessage **reply);
+/* The control line that tells a stream's end through a pipe to the main
+ * thread: "\001<gen>\t<code>\t<reason>\t<message>\n", one line (newlines
+ * in the message become spaces), truncated to fit size (>= 8). Returns its
+ * length. */
+size_t cli_end_line(char *line, size_t size, unsigned gen, const rpc_status *st);
 /* "illegal play: AZXQ is not a word (illegal_play:invalid_word)" into buf. */
 const char *cli_status_words(const rpc_status *st, char *buf, size_t len);
 /* Prints "scrabble-cli: <what>" to stderr (printf-style). */
@@ -126,6 +131,23 @@ void cli_events_destroy(cli_ctx *ctx);
 
 int cli_shell(cli_ctx *ctx);
 int cli_watch(cli_ctx *ctx);
+/* Blocks SIGINT and SIGTERM in the calling thread and returns a signalfd
+ * that reads them (-1 on error): how a waiting command notices Ctrl-C. */
+int cli_signalfd(void);
+
+/* ---- seek.c: the lobby ------------------------------------------------ */
+
+/* `seek [options]`, `seek list [mine]`, `seek cancel ID` (argv[0] is
+ * "seek"). Returns an exit code. */
+int cli_seek(cli_ctx *ctx, int argc, char **argv);
+/* ---- spectate.c: public games ------------------------------------------ */
+
+/* `watch GAME`: follows a public game as an observer (Watch), printing each
+ * move, until it is over (CLI_OK) or Ctrl-C; a broken stream is resumed
+ * from the last seq seen. */
+int cli_watch_game(cli_ctx *ctx, int64_t game_id);
+/* `public [TOKEN]`: one page of the live public games. */
+int cli_public_games(cli_ctx *ctx, const char *page_token);
 
 int64_t cli_now_ms(void);
 

@@ -138,3 +138,15 @@ int cli_call(cli_ctx *ctx, const char *name, const ProtobufCMessage *req,
         cli_errorf("%s", words);
     return CLI_EFAIL;
 }
+
+size_t cli_end_line(char *line, size_t size, unsigned gen, const rpc_status *st)
+{
+    int n = snprintf(line, size, "\001%u\t%d\t%s\t%s", gen, (int)st->code, st->reason, st->message);
+    if (n < 0 || n >= (int)size - 1)
+        n = (int)size - 2;
+    for (int i = 1; i < n; i++)
+        if (line[i] == '\n')
+            line[i] = ' ';
+    line[n++] = '\n';
+    return (size_t)n;
+}

@@ -132,6 +132,16 @@ static int cmd_logout(cli_ctx *ctx, int argc, char **argv)
 static int cmd_invite(cli_ctx *ctx, int argc, char **argv)
 {
     Scrabble__V1__InviteRequest req = SCRABBLE__V1__INVITE_REQUEST__INIT;
+    /* --public first: anyone may watch the game (private by default). */
+    if (argc > 1 && strcmp(argv[1], "--public") == 0) {
+        req.public_game = true;
+        argv++;
+        argc--;
+    }
+    if (argc < 2 || argc > 4) {
+        fprintf(stderr, "usage: invite [--public] HANDLE...\n");
+        return CLI_EUSAGE;
+    }
     req.invitee_handles = argv + 1;
     req.n_invitee_handles = (size_t)(argc - 1);
     Scrabble__V1__Invitation *inv;
@@ -440,11 +450,26 @@ static int cmd_chat(cli_ctx *ctx, int argc, char **argv)
 
 static int cmd_watch(cli_ctx *ctx, int argc, char **argv)
 {
+    if (argc == 2) {
+        int64_t id;
+        if (cmd__game_id(argv[1], &id) != CLI_OK)
+            return CLI_EUSAGE;
+        if (ctx->interactive) {
+            printf("watch GAME runs on its own: scrabble-cli watch %lld\n", (long long)id);
+            return CLI_OK;
+        }
+        return cli_watch_game(ctx, id);
+    }
     if (ctx->interactive) {
         printf("events are already printed here as they arrive\n");
         return CLI_OK;
     }
     return cli_watch(ctx);
+}
+
+static int cmd_public(cli_ctx *ctx, int argc, char **argv)
+{
+    return cli_public_games(ctx, argc == 2 ? argv[1] : "");
 }
 
 static int cmd_shell(cli_ctx *ctx, int argc, char **argv)
@@ -454,6 +479,11 @@ static int cmd_shell(cli_ctx *ctx, int argc, char **argv)
         return CLI_OK;
     }
     return cli_shell(ctx);
+}
+
+static int cmd_seek(cli_ctx *ctx, int argc, char **argv)
+{
+    return cli_seek(ctx, argc, argv);
 }
 
 static int cmd_help(cli_ctx *ctx, int argc, char **argv)
@@ -466,9 +496,9 @@ static const cmd cmd__table[] = {
     {"register", 2, 2, false, cmd_register, "HANDLE PASSWORD", "create an account and log in"},
     {"login", 2, 2, false, cmd_login, "HANDLE PASSWORD", "log in (saves the session token)"},
     {"logout", 0, 0, false, cmd_logout, "", "forget the session token"},
-    {"invite", 1, 3, true, cmd_invite, "HANDLE...",
-     "invite 1-3 players to a game; bot-beginner, bot-club, bot-expert are computer "
-     "opponents that accept at once"},
+    {"invite", 1, 4, true, cmd_invite, "[--public] HANDLE...",
+     "invite 1-3 players to a game (--public: anyone may watch it); bot-beginner, bot-club, "
+     "bot-expert are computer opponents that accept at once"},
     {"invitations", 0, 0, true, cmd_invitations, "", "open invitations, sent and received"},
     {"accept", 1, 1, true, cmd_accept, "ID", "accept an invitation"},
     {"decline", 1, 1, true, cmd_decline, "ID", "decline an invitation"},
@@ -481,7 +511,11 @@ static const cmd cmd__table[] = {
     {"exchange", 2, -1, true, cmd_exchange, "GAME TILES", "swap tiles with the bag ('?' = blank)"},
     {"resign", 1, 1, true, cmd_resign, "GAME", "resign the game"},
     {"chat", 2, -1, true, cmd_chat, "GAME TEXT...", "send a chat line to the game"},
-    {"watch", 0, 0, true, cmd_watch, "", "print live events as they arrive (Ctrl-C stops)"},
+    {"seek", 0, 8, true, cmd_seek, "[seats=N min=R max=R rated lexicon=L expires=S nowait]",
+     "post a seek and wait for a match (Ctrl-C cancels); seek list [mine]; seek cancel ID"},
+    {"watch", 0, 1, true, cmd_watch, "[GAME]",
+     "print your live events; with GAME, watch that public game (Ctrl-C stops)"},
+    {"public", 0, 1, true, cmd_public, "[PAGE]", "live public games anyone may watch"},
     {"shell", 0, 0, false, cmd_shell, "", "interactive prompt; events appear as they arrive"},
     {"help", 0, 0, false, cmd_help, "", "this list"},
 };

@@ -88,15 +88,7 @@ static void events__on_end(void *arg, const rpc_status *st)
     events_stream_arg *a = arg;
     cli_ctx *ctx = a->ctx;
     char line[EVENTS_LINE_MAX];
-    int n = snprintf(line, sizeof line, "\001%u\t%d\t%s\t%s", a->gen, (int)st->code, st->reason,
-                     st->message);
-    if (n < 0 || n >= (int)sizeof line - 1)
-        n = (int)sizeof line - 2;
-    for (int i = 1; i < n; i++)
-        if (line[i] == '\n')
-            line[i] = ' ';
-    line[n++] = '\n';
-    events__write(ctx, line, (size_t)n);
+    events__write(ctx, line, cli_end_line(line, sizeof line, a->gen, st));
     pthread_mutex_lock(&ctx->ev.mu);
     if (a->gen == ctx->ev.gen)
         ctx->ev.stream = NULL;

@@ -122,10 +122,14 @@ int main(int argc, char **argv)
     log_threshold = lvl;
     log_set_service("cli");
     rpc_init();
-    bool stays = strcmp(args[0], "watch") == 0 || strcmp(args[0], "shell") == 0;
+    bool stays = strcmp(args[0], "watch") == 0 || strcmp(args[0], "shell") == 0 ||
+                 strcmp(args[0], "seek") == 0;
     if (!stays) {
-        /* A one-shot command may be interrupted like any program; watch and
-         * shell keep the signals blocked and read them from a signalfd. */
+        /* A one-shot command may be interrupted like any program; watch,
+         * shell and seek (which waits for a match, and withdraws the seek
+         * on Ctrl-C) keep the signals blocked and read them from a
+         * signalfd: a thread the runtime starts later would otherwise take
+         * them. */
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, SIGINT);

@@ -38,7 +38,7 @@ typedef struct shell {
     int rc; /* exit code of the last command */
 } shell;
 
-static int shell__signalfd(void)
+int cli_signalfd(void)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -222,7 +222,7 @@ int cli_shell(cli_ctx *ctx)
     shell sh = {.ctx = ctx};
     ctx->interactive = true;
     sh.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-    int sfd = shell__signalfd();
+    int sfd = cli_signalfd();
     if (cli_events_init(ctx) != CLI_OK || sfd < 0) {
         cli_errorf("cannot set up the shell: %s", strerror(errno));
         return CLI_EFAIL;
@@ -296,7 +296,7 @@ static void watch__emit(void *arg, const char *text)
 
 int cli_watch(cli_ctx *ctx)
 {
-    int sfd = shell__signalfd();
+    int sfd = cli_signalfd();
     if (cli_events_init(ctx) != CLI_OK || sfd < 0) {
         cli_errorf("cannot watch: %s", strerror(errno));
         return CLI_EFAIL;

@@ -303,6 +303,10 @@ const char *cli_view_event(const Scrabble__V1__Event *ev, int64_t me, char *buf,
     case SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_OPPONENT_MOVED:
         snprintf(buf, len, "game %lld: %s %s", g, from, cli_view_move(ev->move, mv, sizeof mv));
         break;
+    case SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_WATCHED_MOVE:
+        snprintf(buf, len, "game %lld #%lld: %s %s", g, (long long)ev->seq, from,
+                 cli_view_move(ev->move, mv, sizeof mv));
+        break;
     case SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN:
         snprintf(buf, len, "game %lld: your turn (seq %lld)", g, (long long)ev->seq);
         break;
@@ -343,6 +347,10 @@ const char *cli_view_event(const Scrabble__V1__Event *ev, int64_t me, char *buf,
                  tmp[0] ? tmp : "?", id, id);
         break;
     }
+    case SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_SEEK_EXPIRED:
+        snprintf(buf, len, "your seek %lld expired without a match",
+                 ev->seek ? (long long)ev->seek->seek_id : 0LL);
+        break;
     default:
         snprintf(buf, len, "event %d for game %lld", (int)ev->type, g);
         break;

@@ -58,6 +58,7 @@ typedef struct game_entry {
     int64_t invitation_id;
     int64_t created_at_ms, updated_at_ms;
     bool rated;                            /* invited as rated (GameRecord.rated) */
+    bool public_game;                      /* observers may watch (GameRecord.public_game) */
     int64_t last_nudge_ms[GAME_MAX_SEATS]; /* by nudger seat */
     game_clock clock;                      /* as of the last commit (clock.h) */
     struct game_op *wait_head, *wait_tail; /* FIFO of operations waiting */

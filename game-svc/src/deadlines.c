@@ -285,6 +285,25 @@ static void deadlines__expired(game_svc *svc, rpc_arena *a, game_event_list *l,
     log_info("invitation_expired", "invitation=%lld", (long long)inv->invitation_id);
 }
 
+/* A seek expired unmatched (the claim made it EXPIRED): SEEK_EXPIRED to
+ * its owner, dedupe key "seek_expired:<id>". Lost like the warnings if
+ * this instance dies before the append; the seek reads EXPIRED. */
+static void deadlines__seek_expired(game_svc *svc, rpc_arena *a, game_event_list *l,
+                                    const Scrabble__V1__Deadline *d)
+{
+    Scrabble__V1__Event ev = SCRABBLE__V1__EVENT__INIT;
+    char key[64];
+    if (!d->seek || d->seek->account_id <= 0)
+        return;
+    ev.type = SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_SEEK_EXPIRED;
+    ev.seek = d->seek;
+    ev.at_ms = game_now_ms();
+    snprintf(key, sizeof key, "seek_expired:%lld", (long long)d->seek->seek_id);
+    deadlines__add(svc, a, l, d->seek->account_id, &ev, key);
+    log_info("seek_expired", "seek=%lld account=%lld", (long long)d->seek->seek_id,
+             (long long)d->seek->account_id);
+}
+
 /* The test-only clock offset: the file's first line, in ms (missing or
  * unreadable: unchanged). */
 static void deadlines__read_offset(game_svc *svc)
@@ -355,6 +374,12 @@ static void deadlines__poll_once(game_svc *svc, rpc_arena *a)
             break;
         case SCRABBLE__V1__DEADLINE_KIND__DEADLINE_KIND_INVITATION:
             deadlines__expired(svc, a, &l, d);
+            break;
+        case SCRABBLE__V1__DEADLINE_KIND__DEADLINE_KIND_SEEK_MATCH:
+            game_seek_create(svc, a, d);
+            break;
+        case SCRABBLE__V1__DEADLINE_KIND__DEADLINE_KIND_SEEK_EXPIRED:
+            deadlines__seek_expired(svc, a, &l, d);
             break;
         default:
             break;

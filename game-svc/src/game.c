@@ -257,6 +257,7 @@ int game_entry_init_from_record(game_svc *svc, game_entry *e, const Scrabble__V1
     snprintf(e->lexicon, sizeof e->lexicon, "%s", lexname);
     e->invitation_id = rec->invitation_id;
     e->rated = rec->rated;
+    e->public_game = rec->public_game;
     e->created_at_ms = rec->created_at_ms;
     e->updated_at_ms = rec->updated_at_ms;
     for (size_t s = 0; s < rec->n_seats; s++) {

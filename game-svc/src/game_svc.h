@@ -209,6 +209,10 @@ void game_deadlines_stop(game_svc *svc);
  * op gets its answer once the store has spoken). Returns a GAME_OP_*
  * code. */
 int game_timeout_run(game_svc *svc, game_entry *e, game_op *op);
+/* seeks.c: on the poller thread, creates and announces the game of a
+ * claimed DEADLINE_KIND_SEEK_MATCH (d->invitation), as CreateGame would;
+ * every step is idempotent. Blocking; scratch in a. */
+void game_seek_create(game_svc *svc, rpc_arena *a, const Scrabble__V1__Deadline *d);
 /* A blocking claim (the pollers' threads): req's now_ms is set to the game
  * clock; the reply in a, or NULL when the call failed (logged). method:
  * GAME_STORE_CLAIM_DEADLINES or GAME_STORE_CLAIM_BOT_TURNS. */

@@ -967,6 +967,11 @@ static void handlers_create_game(rpc_call *call, const ProtobufCMessage *req, vo
 
 /* ------------------------------------------------------------------ */
 
+game_op *game_handlers_op(rpc_call *call, const ProtobufCMessage *req, game_op_run_fn run)
+{
+    return handlers__op(call, req, run, NULL);
+}
+
 /* Request size bounds as at the gateway (edge.c): what each method can
  * legitimately carry, checked by the runtime before anything is decoded. */
 #define HANDLERS__SMALL 1024
@@ -987,6 +992,7 @@ const rpc_method_impl game_handlers[] = {
     {"ListChat", handlers_list_chat, HANDLERS__SMALL},
     {"GetGameRecord", handlers_get_game_record, HANDLERS__SMALL},
     {"GetRules", handlers_get_rules, HANDLERS__SMALL},
+    {"WatchState", game_watch_state, HANDLERS__SMALL},
     {NULL, NULL, 0, false},
 };
 
@@ -1010,5 +1016,7 @@ const rpc_allow_rule game_allow[] = {
     {"ListChat", "gateway"},
     {"GetGameRecord", "gateway"},
     {"GetRules", "gateway"},
+    /* Spectators (watch.c). */
+    {"WatchState", "gateway"},
     {NULL, NULL},
 };

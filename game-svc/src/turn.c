@@ -246,6 +246,7 @@ static int turn__retry(game_svc *svc, game_entry *e, game_op *op)
     memcpy(then->lexicon, e->lexicon, sizeof then->lexicon);
     then->invitation_id = e->invitation_id;
     then->rated = e->rated;
+    then->public_game = e->public_game;
     then->created_at_ms = e->created_at_ms;
     then->updated_at_ms = m->at_ms;
     log_info("turn_retry", "game=%lld seq=%lld last=0 at_seq=%lld", (long long)e->game_id,

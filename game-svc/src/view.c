@@ -117,6 +117,7 @@ Scrabble__V1__GameState *game_view_state(rpc_arena *a, const game_entry *e, int 
     st->created_at_ms = e->created_at_ms;
     st->updated_at_ms = e->updated_at_ms;
     st->rated = e->rated;
+    st->public_game = e->public_game;
     return st;
 }
 

@@ -54,6 +54,10 @@ static const cfg_option gw_options[] = {
                "events queued per Subscribe stream before it is ended slow_consumer"),
     GW_OPT_INT(max_streams_per_account, "max-streams-per-account", 1, 1000, "16",
                "open Subscribe streams per account"),
+    GW_OPT_INT(max_observers_per_game, "max-observers-per-game", 1, 100000, "500",
+               "Watch streams of one game on this gateway (more: too_many_observers)"),
+    GW_OPT_INT(max_watch_streams_per_account, "max-watch-streams-per-account", 1, 1000, "8",
+               "open Watch streams per account on this gateway (more: rate_limited)"),
     GW_OPT_DUR(downstream_timeout_ms, "downstream-timeout", 10, 600000, "5s",
                "deadline of a downstream call (the client's own deadline wins when earlier)"),
     /* Login and Register are the only calls without a token: these

@@ -26,6 +26,8 @@ typedef struct gw_config {
     int ratelimit_accounts;   /* accounts tracked by the limiter */
     int subscriber_queue;     /* events queued per Subscribe stream */
     int max_streams_per_account;
+    int max_observers_per_game;        /* Watch streams of one game on this gateway */
+    int max_watch_streams_per_account; /* Watch streams of one account on this gateway */
     int downstream_timeout_ms;
     /* Throttles on authentication (per minute, bucket size). */
     int login_per_address, login_burst_per_address;

@@ -8,6 +8,7 @@
 #include "gateway.h"
 
 #include "rpc/log.h"
+#include "watch.h"
 #include "rpc/wire_check.h"
 #include "scrabble/v1/edge.pb-c.h"
 
@@ -218,7 +219,13 @@ static void gw_edge__dispatch(gw_ctx *gw, rpc_call *call, const gw_method *m)
     X(GetGameRecord, true, GW_RATE_LIST, gw_forward_game, GW_GAME(GetGameRecord), GW_MAX_SMALL)    \
     X(GetRules, true, GW_RATE_LOOKUP, gw_forward_any, GW_GAME(GetRules), GW_MAX_SMALL)             \
     X(GetLeaderboard, true, GW_RATE_LIST, gw_acc_get_leaderboard, NULL, GW_MAX_SMALL)              \
-    X(Subscribe, true, GW_RATE_READ, gw_subscribe, NULL, GW_MAX_SMALL)
+    X(Subscribe, true, GW_RATE_READ, gw_subscribe, NULL, GW_MAX_SMALL)                             \
+    X(PostSeek, true, GW_RATE_WRITE, gw_seek_post, NULL, GW_MAX_SMALL)                             \
+    X(CancelSeek, true, GW_RATE_WRITE, gw_seek_cancel, NULL, GW_MAX_SMALL)                         \
+    X(ListSeeks, true, GW_RATE_LIST, gw_seek_list, NULL, GW_MAX_SMALL)                             \
+    X(ListPublicGames, true, GW_RATE_LIST, gw_watch_list_public, NULL, GW_MAX_SMALL)               \
+    X(WatchState, true, GW_RATE_READ, gw_forward_game, GW_GAME(WatchState), GW_MAX_SMALL)          \
+    X(Watch, true, GW_RATE_READ, gw_watch_stream, NULL, GW_MAX_SMALL)
 
 /* One thin handler per method: the runtime's handler signature carries no
  * method, and a static descriptor costs nothing per call. */

@@ -2,6 +2,7 @@
  * events.c — the Redis subscriber thread (see events.h).
  */
 #include "events.h"
+#include "watch.h"
 
 #include "rpc/log.h"
 #include "rpc/redis.h"
@@ -17,6 +18,7 @@
 struct gw_events {
     rpc_redis *conn; /* the thread's; ACL user subscriber */
     gw_subs *subs;
+    _Atomic(gw_watch *) watch; /* spectators: woken by game events */
     metric *delivered, *unrouted;
     pthread_t thread;
     pthread_mutex_t mu; /* guards fd against the stopper */
@@ -71,6 +73,14 @@ static void gw_events__dispatch(gw_events *ev, const redisReply *r)
         metric_add(ev->delivered, n);
     else if (n == 0 && ev->unrouted)
         metric_add(ev->unrouted, 1);
+    /* Every gateway sees every game event: the observers of the game, if
+     * any are here, read its new moves. */
+    gw_watch *watch = atomic_load(&ev->watch);
+    if (watch && (e->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_OPPONENT_MOVED ||
+                  e->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_YOUR_TURN ||
+                  e->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_OVER))
+        gw_watch_wake(watch, e->game_id, e->seq,
+                      e->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_OVER);
     log_debug("event", "account=%lld type=%d game=%lld seq=%lld streams=%d", (long long)account,
               e->type, (long long)e->game_id, (long long)e->seq, n);
     scrabble__v1__event__free_unpacked(e, NULL);
@@ -115,6 +125,9 @@ static void *gw_events__main(void *arg)
         /* Whatever was published while this subscription was not in place
          * never reached us: every stream reads it from the log. */
         size_t n = gw_subs_catch_up_all(ev->subs);
+        gw_watch *watch = atomic_load(&ev->watch);
+        if (watch)
+            gw_watch_wake_all(watch);
         log_info("redis_subscribed", "pattern=%s catch_ups=%zu", RPC_REDIS_EVENTS_PATTERN, n);
         for (;;) {
             void *reply = NULL;
@@ -160,6 +173,11 @@ gw_events *gw_events_start(const char *redis_addr, const char *redis_secrets, gw
         return NULL;
     }
     return ev;
+}
+
+void gw_events_set_watch(gw_events *ev, gw_watch *watch)
+{
+    atomic_store(&ev->watch, watch);
 }
 
 void gw_events_stop(gw_events *ev)

@@ -23,6 +23,7 @@
 #include "subscribe.h"
 
 typedef struct gw_events gw_events;
+struct gw_watch;
 
 /* Starts the subscriber thread on redis_addr ("host:port"), with the ACL
  * passwords in redis_secrets (empty: no AUTH); it connects, and reconnects
@@ -30,6 +31,10 @@ typedef struct gw_events gw_events;
  * runs. `delivered`, `unrouted` may be NULL. NULL on error (logged). */
 gw_events *gw_events_start(const char *redis_addr, const char *redis_secrets, gw_subs *subs,
                            metric *delivered, metric *unrouted);
+/* Also wakes the game's observers (watch.h) with every game event, and
+ * every watched game when the subscription is (re)made. Set once, before
+ * the server starts. NULL: none. */
+void gw_events_set_watch(gw_events *ev, struct gw_watch *watch);
 /* Stops the thread (wakes its blocking read) and frees. */
 void gw_events_stop(gw_events *ev);
 /* true while subscribed (for health and tests). */

@@ -25,6 +25,7 @@
 
 typedef struct gw_subs gw_subs;
 typedef struct gw_events gw_events;
+typedef struct gw_watch gw_watch;
 typedef struct gw_req gw_req;
 
 typedef void (*gw_action)(gw_req *r);
@@ -61,6 +62,7 @@ typedef struct gw_ctx {
     gw_throttle *th_handle;  /* ... per handle, and the failed-login backoff */
     gw_subs *subs;
     gw_events *events;
+    gw_watch *watch; /* spectators (watch.h) */
 
     struct {
         metric *rate_limited[GW_RATE_CLASSES];
@@ -73,6 +75,7 @@ typedef struct gw_ctx {
         metric *client_address[GW_ADDR_COUNT]; /* by GW_ADDR_* */
         metric *unknown_stripped, *too_many_items;
         metric *redis_subscribed; /* gateway_redis_subscribed, set by the watchdog */
+        metric *observers, *observers_refused, *watch_reads, *watch_events; /* watch.c */
         /* Saturation, set by the watchdog: */
         metric *auth_entries, *auth_capacity;
         metric *stream_queued, *stream_queued_max, *stream_queue_limit;
@@ -95,6 +98,7 @@ struct gw_req {
     const char *token;                         /* auth.c: while ResolveSession runs */
     struct Scrabble__V1__Invitation *invited;  /* invitations.c: while AppendEvents runs */
     struct Scrabble__V1__Invitation *accepted; /* invitations.c: while CreateGame runs */
+    struct Scrabble__V1__Seek *seek;           /* seeks.c: while CreateGame runs */
     bool stripped;          /* the request had unknown fields: forward r->msg re-packed */
     const char *handle_key; /* accounts.c: the throttle key of a Login/Register */
 };
@@ -151,6 +155,21 @@ void gw_inv_invite(gw_req *r);
 void gw_inv_respond(gw_req *r);
 void gw_inv_cancel(gw_req *r);
 void gw_inv_list(gw_req *r);
+/* Runs next(r) once every game-svc instance has `lexicon` (empty: the
+ * default, at once); else finishes r NOT_FOUND unknown_lexicon, or with
+ * the failure when no instance answered. lexicon must live as long as r. */
+void gw_lexicon_check(gw_req *r, const char *lexicon, gw_action next);
+
+/* Has the game-svc instance picked by the invitation id create the game of
+ * a fully accepted invitation (CreateGame: idempotent per invitation; it
+ * announces GAME_STARTED / YOUR_TURN); done(r, status, GameState). Finishes
+ * r UNAVAILABLE when the call cannot start. */
+void gw_create_game(gw_req *r, int64_t invitation_id, rpc_unary_cb done);
+
+/* seeks.c: PostSeek (and CreateGame when it matched), CancelSeek, ListSeeks. */
+void gw_seek_post(gw_req *r);
+void gw_seek_cancel(gw_req *r);
+void gw_seek_list(gw_req *r);
 
 /* subscribe.c: the Subscribe action. */
 void gw_subscribe(gw_req *r);

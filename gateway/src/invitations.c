@@ -124,21 +124,25 @@ static void gw_inv__create_invitation(gw_req *r)
     q->request_id = in->request_id;
     q->time_control = in->time_control; /* store-svc checks its ranges */
     q->rated = in->rated;
+    q->public_game = in->public_game;
     gw_store_call(r, GW_STORE(CreateInvitation), &q->base, &scrabble__v1__invitation__descriptor,
                   gw_inv__invited);
 }
 
 /* Validate before you create: only game-svc knows which lexicons exist (it
- * loads <name>.kwg from its --lexicon-dir), and the game an invitation
- * becomes may be owned by any game-svc instance (rendezvous hash of ids
- * that do not exist yet). So Invite asks every instance, in parallel,
- * CheckWord("", lexicon): the lexicon is refused NOT_FOUND unknown_lexicon
- * when any instance lacks it (a game that instance would own could never
- * load), accepted when every instance that answered has it, and the call
- * fails UNAVAILABLE only when no instance answered. The callbacks all run
- * on this call's worker thread, so the tally needs no lock. */
+ * loads <name>.kwg from its --lexicon-dir), and the game an invitation (or
+ * a seek) becomes may be owned by any game-svc instance (rendezvous hash of
+ * ids that do not exist yet). So the gateway asks every instance, in
+ * parallel, CheckWord("", lexicon): the lexicon is refused NOT_FOUND
+ * unknown_lexicon when any instance lacks it (a game that instance would
+ * own could never load), accepted when every instance that answered has
+ * it, and the call fails UNAVAILABLE only when no instance answered. The
+ * callbacks all run on this call's worker thread, so the tally needs no
+ * lock. */
 typedef struct gw_inv__lexicon_check {
     gw_req *r;
+    const char *lexicon;
+    gw_action next;
     int pending, have, lack;
     rpc_status failure; /* the last answer that was neither yes nor no */
 } gw_inv__lexicon_check;
@@ -146,14 +150,13 @@ typedef struct gw_inv__lexicon_check {
 static void gw_inv__lexicon_done(gw_inv__lexicon_check *lc)
 {
     gw_req *r = lc->r;
-    const Scrabble__V1__InviteRequest *in = (const Scrabble__V1__InviteRequest *)r->msg;
     if (lc->lack > 0)
         rpc_call_fail(r->call, GRPC_STATUS_NOT_FOUND, "unknown_lexicon", "no lexicon named %s",
-                      in->lexicon);
+                      lc->lexicon);
     else if (lc->have == 0)
         gw_fail_downstream(r, &lc->failure);
     else
-        gw_inv__create_invitation(r);
+        lc->next(r);
 }
 
 static void gw_inv__lexicon_answer(void *arg, const rpc_status *st, ProtobufCMessage *reply)
@@ -169,17 +172,11 @@ static void gw_inv__lexicon_answer(void *arg, const rpc_status *st, ProtobufCMes
         gw_inv__lexicon_done(lc);
 }
 
-void gw_inv_invite(gw_req *r)
+void gw_lexicon_check(gw_req *r, const char *lexicon, gw_action next)
 {
-    const Scrabble__V1__InviteRequest *in = (const Scrabble__V1__InviteRequest *)r->msg;
-    if (in->n_invitee_handles < 1 || in->n_invitee_handles > 3) {
-        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_seats",
-                      "invite 1 to 3 other players");
-        return;
-    }
     /* No lexicon named: game-svc's default, which it loads at start. */
-    if (!in->lexicon || !in->lexicon[0]) {
-        gw_inv__create_invitation(r);
+    if (!lexicon || !lexicon[0]) {
+        next(r);
         return;
     }
     gw_ctx *gw = r->gw;
@@ -190,8 +187,10 @@ void gw_inv_invite(gw_req *r)
     if (gw_out_of_memory(r, lc) || gw_out_of_memory(r, q))
         return;
     q->word = "";
-    q->lexicon = in->lexicon;
+    q->lexicon = (char *)lexicon;
     lc->r = r;
+    lc->lexicon = lexicon;
+    lc->next = next;
     rpc_status_set(&lc->failure, GRPC_STATUS_UNAVAILABLE, "unavailable",
                    "no game service answered");
     /* One extra count held while the calls start, so that a callback run
@@ -209,6 +208,17 @@ void gw_inv_invite(gw_req *r)
     }
     if (--lc->pending == 0)
         gw_inv__lexicon_done(lc);
+}
+
+void gw_inv_invite(gw_req *r)
+{
+    const Scrabble__V1__InviteRequest *in = (const Scrabble__V1__InviteRequest *)r->msg;
+    if (in->n_invitee_handles < 1 || in->n_invitee_handles > 3) {
+        rpc_call_fail(r->call, GRPC_STATUS_INVALID_ARGUMENT, "bad_seats",
+                      "invite 1 to 3 other players");
+        return;
+    }
+    gw_lexicon_check(r, in->lexicon, gw_inv__create_invitation);
 }
 
 /* ---- RespondInvitation, and the game it may start -------------------- */
@@ -263,19 +273,23 @@ static void gw_inv__responded(void *arg, const rpc_status *st, ProtobufCMessage 
  * inv; the reply is inv, started, with the game id. */
 static void gw_inv__start_game(gw_req *r, Scrabble__V1__Invitation *inv)
 {
+    r->accepted = inv;
+    gw_create_game(r, inv->invitation_id, gw_inv__game_created);
+}
+
+void gw_create_game(gw_req *r, int64_t invitation_id, rpc_unary_cb done)
+{
     Scrabble__V1__CreateGameRequest *q =
         RPC_ARENA_MSG(rpc_call_arena(r->call), Scrabble__V1__CreateGameRequest,
                       scrabble__v1__create_game_request__init);
     if (gw_out_of_memory(r, q))
         return;
-    q->invitation_id = inv->invitation_id;
-    r->accepted = inv;
+    q->invitation_id = invitation_id;
     gw_ctx *gw = r->gw;
-    int owner = gw_route_pick(inv->invitation_id, gw->game_hash, (size_t)gw->ngames);
+    int owner = gw_route_pick(invitation_id, gw->game_hash, (size_t)gw->ngames);
     rpc_client_opts o = gw_downstream_opts(r);
     if (rpc_client_unary(gw->games[owner], "/scrabble.v1.Game/CreateGame", &q->base,
-                         &scrabble__v1__game_state__descriptor, &o, gw_inv__game_created,
-                         r) != RPC_OK)
+                         &scrabble__v1__game_state__descriptor, &o, done, r) != RPC_OK)
         rpc_call_fail(r->call, GRPC_STATUS_UNAVAILABLE, "unavailable", "game service unreachable");
 }
 

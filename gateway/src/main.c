@@ -9,6 +9,7 @@
 #include "route.h"
 #include "rpc/log.h"
 #include "subscribe.h"
+#include "watch.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -132,6 +133,16 @@ static void gw_metrics_init(gw_ctx *gw)
                         "Requests whose unknown fields were dropped before going downstream");
     gw->m.too_many_items = metrics_counter(reg, "gateway_repeated_refused_total", NULL,
                                            "Requests refused for too many placements or invitees");
+    gw->m.observers = metrics_gauge(reg, "gateway_observers", NULL,
+                                    "Watch streams (observers of public games) open");
+    gw->m.observers_refused =
+        metrics_counter(reg, "gateway_observers_refused_total", NULL,
+                        "Watch streams refused too_many_observers (--max-observers-per-game)");
+    gw->m.watch_reads = metrics_counter(
+        reg, "gateway_watch_reads_total", NULL,
+        "Game.WatchState calls made for Watch streams (catch-ups and shared reads)");
+    gw->m.watch_events =
+        metrics_counter(reg, "gateway_watch_events_total", NULL, "Events sent on Watch streams");
     /* Events reach this gateway's streams only while it is subscribed. */
     gw->m.redis_subscribed = metrics_gauge(reg, "gateway_redis_subscribed", NULL,
                                            "1 while the event subscriber's Redis connection is "
@@ -153,6 +164,14 @@ static void gw_metrics_init(gw_ctx *gw)
                       "Per-stream queue bound (--subscriber-queue): a stream that reaches it is "
                       "ended as a slow consumer");
     metric_set(gw->m.stream_queue_limit, gw->cfg.subscriber_queue);
+}
+
+/* Drain: every event stream and every watch stream ends now. */
+static void gw_main__close_streams(void *arg)
+{
+    gw_ctx *gw = arg;
+    gw_subs_close_all(gw->subs);
+    gw_watch_close_all(gw->watch);
 }
 
 int main(int argc, char **argv)
@@ -205,7 +224,8 @@ int main(int argc, char **argv)
     gw.th_address = gw_throttle_create((size_t)gw.cfg.throttle_entries);
     gw.th_handle = gw_throttle_create((size_t)gw.cfg.throttle_entries);
     gw.subs = gw_subs_create(gw.cfg.max_streams_per_account, &gw);
-    if (!gw.limiter || !gw.auth || !gw.subs || !gw.th_address || !gw.th_handle) {
+    gw.watch = gw_watch_create(&gw);
+    if (!gw.limiter || !gw.auth || !gw.subs || !gw.watch || !gw.th_address || !gw.th_handle) {
         log_error("start_failed", "err=\"out of memory\"");
         goto fail;
     }
@@ -243,6 +263,7 @@ int main(int argc, char **argv)
                                 gw.m.events_unrouted);
     if (!gw.events) /* the module has logged why */
         goto fail;
+    gw_events_set_watch(gw.events, gw.watch);
 
     if (gw_edge_register(&gw) != 0) {
         log_error("start_failed", "err=\"cannot register scrabble.v1.Edge\"");
@@ -250,7 +271,7 @@ int main(int argc, char **argv)
     }
     /* On SIGTERM, end the event streams at once: they would otherwise hold
      * the drain for the whole grace period. */
-    rpc_server_on_drain(gw.server, gw_subs_close_all_cb, gw.subs);
+    rpc_server_on_drain(gw.server, gw_main__close_streams, &gw);
     int port = rpc_server_start(gw.server, err, sizeof err);
     if (port == 0) {
         log_error("server_start_failed", "err=\"%s\"", err);
@@ -280,6 +301,7 @@ fail:
     if (gw.store)
         rpc_channel_destroy(gw.store);
     gw_subs_destroy(gw.subs);
+    gw_watch_destroy(gw.watch);
     gw_authcache_destroy(gw.auth);
     gw_ratelimit_destroy(gw.limiter);
     gw_throttle_destroy(gw.th_address);

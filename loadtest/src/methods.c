@@ -22,6 +22,7 @@ static const ProtobufCServiceDescriptor *const lt_services[] = {
  * contract's server-streaming methods are listed here. */
 static const char *const lt_streaming[] = {
     "scrabble.v1.Edge/Subscribe",
+    "scrabble.v1.Edge/Watch",
     "grpc.health.v1.Health/Watch",
 };
 

@@ -50,9 +50,10 @@ typedef enum lt_step_kind {
     LT_K_LIST_INV,
     LT_K_LIST_GAMES,
     LT_K_SOCIAL,
+    LT_K_LIST_PUBLIC,
 } lt_step_kind;
 
-enum { LT_MSG_UNARY = 1, LT_MSG_EVENT, LT_MSG_STREAM_END };
+enum { LT_MSG_UNARY = 1, LT_MSG_EVENT, LT_MSG_STREAM_END, LT_MSG_WATCH_EVENT, LT_MSG_WATCH_END };
 
 typedef struct lt_call {
     lt_msg msg;
@@ -74,6 +75,8 @@ typedef struct lt_event_msg {
     int to_move;
     int code;
     int64_t lag_ms; /* received - the event's at_ms (move events), or -1 */
+    uint64_t at;    /* received (driver clock) */
+    rpc_status st;  /* LT_MSG_WATCH_END */
 } lt_event_msg;
 
 struct lt_player {
@@ -89,6 +92,15 @@ struct lt_player {
     rpc_client_stream *sub;
     bool sub_live;
     int sub_restarts;
+    /* Spectating (--spectators): one Watch stream of another game. */
+    bool spectator;
+    rpc_client_stream *watch;
+    int64_t watch_game;
+    uint64_t watch_sent;      /* when it was opened (driver clock) */
+    int64_t watch_wall_ms;    /* ... and on the wall clock, for the live-move lag */
+    bool watch_first;         /* its first event came (the Watch op is recorded) */
+    uint64_t watch_next_list; /* not before: ListPublicGames is rate-limited (list class) */
+    int watch_restarts;
     uint64_t rng;
     /* schedule */
     lt_timer timer; /* in the run's heap (r->timers) */
@@ -144,6 +156,8 @@ const lt_op_info lt_ops[LT_OP_COUNT] = {
     [LT_OP_GET_STATS] = {"GetStats", "/scrabble.v1.Edge/GetStats", NULL, false},
     [LT_OP_HAMMER] = {"hammer:ListGames", "/scrabble.v1.Edge/ListGames", "hammer:games.list",
                       false},
+    [LT_OP_LIST_PUBLIC] = {"ListPublicGames", "/scrabble.v1.Edge/ListPublicGames", NULL, false},
+    [LT_OP_WATCH] = {"Watch", "/scrabble.v1.Edge/Watch", NULL, false},
 };
 
 static uint64_t lt_rand(lt_player *p)
@@ -253,6 +267,110 @@ static void lt_subscribe(lt_player *p)
 }
 
 /* ------------------------------------------------------------------ */
+/* Watch (spectators)                                                  */
+
+static void lt_on_watch_event(void *arg, ProtobufCMessage *msg)
+{
+    lt_player *p = arg;
+    const Scrabble__V1__Event *ev = (const void *)msg;
+    lt_event_msg *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return;
+    m->kind = LT_MSG_WATCH_EVENT;
+    m->p = p;
+    m->type = ev->type;
+    m->game_id = ev->game_id;
+    m->seq = ev->seq;
+    m->at = lt_now_ns();
+    /* A move committed after the stream opened: committed -> seen by the
+     * observer (the catch-up's older moves would only measure their age). */
+    m->lag_ms = -1;
+    if (ev->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_WATCHED_MOVE && ev->move &&
+        ev->move->at_ms >= p->watch_wall_ms)
+        m->lag_ms = (int64_t)(lt_wall_ns() / 1000000) - ev->move->at_ms;
+    lt_mailbox_post(&p->run->mb, &m->msg);
+}
+
+static void lt_on_watch_end(void *arg, const rpc_status *st)
+{
+    lt_player *p = arg;
+    lt_event_msg *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return;
+    m->kind = LT_MSG_WATCH_END;
+    m->p = p;
+    m->at = lt_now_ns();
+    m->st = *st;
+    lt_mailbox_post(&p->run->mb, &m->msg);
+}
+
+/* Opens a Watch of game_id from its first move: the catch-up comes at
+ * once (the game has moves), so open -> first event is the Watch op's
+ * latency. */
+static void lt_watch_open(lt_player *p, int64_t game_id)
+{
+    Scrabble__V1__WatchRequest req = SCRABBLE__V1__WATCH_REQUEST__INIT;
+    req.game_id = game_id;
+    rpc_client_opts opts = {.md = &p->md, .md_count = 1, .loop = p->loop};
+    p->watch_game = game_id;
+    p->watch_first = false;
+    p->watch_sent = lt_now_ns();
+    p->watch_wall_ms = (int64_t)(lt_wall_ns() / 1000000);
+    p->watch = rpc_client_stream_open(p->ch, "/scrabble.v1.Edge/Watch", &req.base,
+                                      &scrabble__v1__event__descriptor, &opts, lt_on_watch_event,
+                                      lt_on_watch_end, p);
+    if (p->watch)
+        lt_run_cur(p->run)->watch_opened++;
+}
+
+static void lt_on_watch_msg(lt_player *p, lt_event_msg *m)
+{
+    lt_run *r = p->run;
+    lt_step_result *s = lt_run_cur(r);
+    if (m->kind == LT_MSG_WATCH_EVENT) {
+        if (!p->watch_first) {
+            rpc_status ok;
+            rpc_status_set(&ok, GRPC_STATUS_OK, NULL, "%s", "");
+            lt_run_record(r, LT_OP_WATCH, &ok, p->watch_sent, p->watch_sent, m->at);
+            p->watch_first = true;
+        }
+        s->watch_events++;
+        if (m->type == SCRABBLE__V1__EVENT_TYPE__EVENT_TYPE_GAME_OVER)
+            s->watch_games_over++;
+        if (m->lag_ms >= 0)
+            lt_hist_record(&s->watch_lag, (uint64_t)m->lag_ms * 1000000);
+        return;
+    }
+    /* The stream ended: OK after GAME_OVER (the player looks for another
+     * game on a later tick), anything else is counted and, bounded,
+     * resumed. */
+    p->watch = NULL;
+    if (!p->watch_first)
+        lt_run_record(r, LT_OP_WATCH, &m->st, p->watch_sent, p->watch_sent, m->at);
+    if (r->stopping || m->st.code == GRPC_STATUS_OK)
+        return;
+    s->watch_ends++;
+    if (m->st.code == GRPC_STATUS_UNAVAILABLE && p->watch_restarts++ < 5)
+        lt_watch_open(p, p->watch_game);
+}
+
+/* A ListPublicGames reply: watch one of the games listed that has moves
+ * and is not the player's own. */
+static void lt_on_public_list(lt_player *p, const Scrabble__V1__PublicGameListReply *l)
+{
+    if (!l || p->watch || l->n_games == 0)
+        return;
+    size_t start = (size_t)(lt_rand(p) % l->n_games);
+    for (size_t k = 0; k < l->n_games; k++) {
+        const Scrabble__V1__GameSummary *g = l->games[(start + k) % l->n_games];
+        if (g->game_id != p->game_id && g->seq > 0) {
+            lt_watch_open(p, g->game_id);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* Lifecycle                                                           */
 
 int lt_players_alloc(lt_run *r)
@@ -269,6 +387,10 @@ int lt_players_alloc(lt_run *r)
         if (p->rng == 0)
             p->rng = 1;
         p->inviter = (i % 2) == 0;
+        /* spectators_pct of every hundred players also watch: i * 37 runs
+         * through every residue mod 100, so any run of players, even a
+         * short one, holds about that share. */
+        p->spectator = (int)(((uint64_t)i * 37) % 100) < r->c.spectators_pct;
         /* --bot-games: PCT of the pairs play bots, both players of the
          * pair, each inviting one (levels in turn); spread evenly, so the
          * first k pairs hold k * PCT / 100 bot pairs, rounded down. */
@@ -426,6 +548,7 @@ static void lt_tick(lt_player *p, uint64_t intended)
             Scrabble__V1__InviteRequest req = SCRABBLE__V1__INVITE_REQUEST__INIT;
             req.n_invitee_handles = 1;
             req.invitee_handles = handles;
+            req.public_game = r->c.spectators_pct > 0; /* others may watch it */
             lt_call_start(p, LT_OP_INVITE, LT_K_INVITE, &req.base, intended);
             return;
         }
@@ -661,6 +784,13 @@ static void lt_act(lt_player *p, uint64_t done)
         lt_take_turn(p, done);
         return;
     }
+    if (p->spectator && !p->watch && p->watch_restarts < 5 && done >= p->watch_next_list) {
+        p->watch_next_list = done + 2000000000ull; /* 0.5/s: well inside the list class */
+        Scrabble__V1__PublicGameListRequest req = SCRABBLE__V1__PUBLIC_GAME_LIST_REQUEST__INIT;
+        req.page_size = 10;
+        lt_call_start(p, LT_OP_LIST_PUBLIC, LT_K_LIST_PUBLIC, &req.base, done);
+        return;
+    }
     if (p->run->c.social_pct > 0 && (int)(lt_rand(p) % 100) < p->run->c.social_pct) {
         lt_social(p, done);
         return;
@@ -814,6 +944,9 @@ static void lt_on_reply(lt_player *p, lt_call *c)
     case LT_K_LIST_GAMES:
         desc = &scrabble__v1__list_games_reply__descriptor;
         break;
+    case LT_K_LIST_PUBLIC:
+        desc = &scrabble__v1__public_game_list_reply__descriptor;
+        break;
     default:
         break;
     }
@@ -913,6 +1046,10 @@ static void lt_on_reply(lt_player *p, lt_call *c)
     case LT_K_SOCIAL:
         lt_schedule_next_tick(p, false);
         break;
+    case LT_K_LIST_PUBLIC:
+        lt_on_public_list(p, (const Scrabble__V1__PublicGameListReply *)msg);
+        lt_schedule_next_tick(p, false);
+        break;
     }
 out:
     if (msg)
@@ -986,6 +1123,12 @@ bool lt_player_msg(lt_run *r, lt_msg *m)
         lt_on_reply(c->p, c);
         return true;
     }
+    if (kind == LT_MSG_WATCH_EVENT || kind == LT_MSG_WATCH_END) {
+        lt_event_msg *e = (lt_event_msg *)m;
+        lt_on_watch_msg(e->p, e);
+        free(e);
+        return true;
+    }
     if (kind == LT_MSG_EVENT || kind == LT_MSG_STREAM_END) {
         lt_event_msg *e = (lt_event_msg *)m;
         lt_on_event_msg(e->p, e);
@@ -1030,6 +1173,8 @@ void lt_players_shutdown(lt_run *r)
         lt_timers_cancel(&r->timers, &p->timer);
         if (p->sub)
             rpc_client_stream_cancel(p->sub);
+        if (p->watch)
+            rpc_client_stream_cancel(p->watch);
     }
 }
 
@@ -1037,8 +1182,7 @@ int lt_players_streams_open(lt_run *r)
 {
     int n = 0;
     for (int i = 0; i < r->nplayers_max; i++)
-        if (r->players[i].sub)
-            n++;
+        n += (r->players[i].sub != NULL) + (r->players[i].watch != NULL);
     return n;
 }
 

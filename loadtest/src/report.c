@@ -143,6 +143,16 @@ void lt_report_table(lt_run *r, FILE *f)
         lt_fmt_ms(e50, sizeof(e50), lt_hist_percentile(&s->event_lag, 50));
         lt_fmt_ms(e99, sizeof(e99), lt_hist_percentile(&s->event_lag, 99));
         fprintf(f, "move events, built by game-svc -> received: p50 %s, p99 %s\n", e50, e99);
+        if (r->c.spectators_pct > 0) {
+            char w50[16], w99[16];
+            lt_fmt_ms(w50, sizeof(w50), lt_hist_percentile(&s->watch_lag, 50));
+            lt_fmt_ms(w99, sizeof(w99), lt_hist_percentile(&s->watch_lag, 99));
+            fprintf(f,
+                    "spectators: watch streams opened %" PRIu64 ", events %" PRIu64
+                    " (games seen to the end %" PRIu64 "), abnormal ends %" PRIu64
+                    "; a live move committed -> on a watch stream: p50 %s, p99 %s\n",
+                    s->watch_opened, s->watch_events, s->watch_games_over, s->watch_ends, w50, w99);
+        }
         if (r->c.bot_games_pct > 0) {
             char b50[16], b99[16];
             lt_fmt_ms(b50, sizeof(b50), lt_hist_percentile(&s->bot_reply, 50));
@@ -228,6 +238,7 @@ int lt_report_json(lt_run *r, const char *path)
     lt_jw_kbool(&w, "hammer", r->c.hammer);
     lt_jw_kint(&w, "hammer_rps", r->c.hammer_rps);
     lt_jw_kint(&w, "social_pct", r->c.social_pct);
+    lt_jw_kint(&w, "spectators_pct", r->c.spectators_pct);
     lt_jw_kint(&w, "top_n", r->c.top_n);
     lt_jw_kint(&w, "loops", r->c.loops);
     lt_jw_kstr(&w, "tag", r->c.tag);
@@ -274,6 +285,14 @@ int lt_report_json(lt_run *r, const char *path)
         lt_jw_kuint(&w, "board_mismatch", s->board_mismatch);
         lt_json_hist(&w, "driver_lag", &s->lag);
         lt_json_hist(&w, "event_lag", &s->event_lag);
+        lt_jw_key(&w, "spectators");
+        lt_jw_obj(&w);
+        lt_jw_kuint(&w, "watch_opened", s->watch_opened);
+        lt_jw_kuint(&w, "watch_events", s->watch_events);
+        lt_jw_kuint(&w, "watch_games_over", s->watch_games_over);
+        lt_jw_kuint(&w, "watch_ends", s->watch_ends);
+        lt_json_hist(&w, "watch_lag", &s->watch_lag);
+        lt_jw_end_obj(&w);
         uint64_t calls = 0, transport = 0, errors = 0;
         lt_jw_key(&w, "ops");
         lt_jw_arr(&w);

@@ -55,6 +55,9 @@ static const cfg_option lt_run_options[] = {
     CFG_BOOL_OPT(lt_run_cfg, seed, "seed", "true", "seed the population first when it is missing"),
     CFG_INT_OPT(lt_run_cfg, social_pct, "social", 0, 100, "5",
                 "percent of off-turn ticks with a social call"),
+    CFG_INT_OPT(lt_run_cfg, spectators_pct, "spectators", 0, 100, "0",
+                "percent of players that also watch a public game (Watch); when > 0 every "
+                "game is invited public"),
     CFG_INT_OPT(lt_run_cfg, bot_games_pct, "bot-games", 0, 100, "0",
                 "percent of the player pairs whose two players each play a bot (bot-beginner, "
                 "bot-club, bot-expert in turn) instead of each other"),
@@ -351,6 +354,8 @@ static int lt_run_init_steps(lt_run *r)
             return -1;
         if (lt_hist_init(&r->steps[s].event_lag, LT_HIST_DEFAULT_SUB_BITS) != 0)
             return -1;
+        if (lt_hist_init(&r->steps[s].watch_lag, LT_HIST_DEFAULT_SUB_BITS) != 0)
+            return -1;
         if (lt_hist_init(&r->steps[s].lag, LT_HIST_DEFAULT_SUB_BITS) != 0)
             return -1;
     }
@@ -364,6 +369,7 @@ static void lt_run_free_steps(lt_run *r)
             lt_opstats_free(&r->steps[s].ops[op]);
         lt_hist_free(&r->steps[s].lag);
         lt_hist_free(&r->steps[s].event_lag);
+        lt_hist_free(&r->steps[s].watch_lag);
         lt_hist_free(&r->steps[s].bot_reply);
     }
 }

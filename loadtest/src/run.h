@@ -46,6 +46,8 @@ typedef enum lt_op {
     LT_OP_GET_PROFILE,
     LT_OP_GET_STATS,
     LT_OP_HAMMER,
+    LT_OP_LIST_PUBLIC, /* spectators: ListPublicGames */
+    LT_OP_WATCH,       /* spectators: a Watch stream, open -> its first event */
     LT_OP_COUNT
 } lt_op;
 
@@ -77,7 +79,8 @@ typedef struct lt_run_cfg {
     bool seed;
     bool allow_private;
     int social_pct;
-    int bot_games_pct; /* percent of player pairs who each play a bot instead */
+    int spectators_pct; /* players that also watch a public game; games are public when > 0 */
+    int bot_games_pct;  /* percent of player pairs who each play a bot instead */
     int top_n;
     char lexicon[512];
     char out_json[512];
@@ -119,6 +122,9 @@ typedef struct lt_step_result {
     uint64_t no_play;  /* turns with no legal play (pass/exchange) */
     lt_hist lag;       /* driver timer lateness */
     lt_hist event_lag; /* a move's event: built by game-svc -> received (ns) */
+    /* Spectators (--spectators). */
+    uint64_t watch_opened, watch_events, watch_ends, watch_games_over;
+    lt_hist watch_lag; /* a live move: committed -> on a Watch stream (ns) */
 } lt_step_result;
 
 typedef struct lt_player lt_player;

@@ -241,13 +241,15 @@ int lt_seed_reset_games(PGconn *pg, char *err, size_t errlen)
                    "TRUNCATE events, event_horizon; END IF; END$$",
                    0, NULL, NULL, err, errlen) != 0)
         return -1;
-    /* bot_turns (migration 0008) refers to games, so it goes in the same
-     * TRUNCATE when the schema has it. */
+    /* bot_turns (migration 0008) refers to games, and the lobby's tables
+     * (0010_seeks.sql) to invitations, so they go in the same TRUNCATE
+     * when the schema has them. */
     return lt_pg_exec(pg,
                       "DO $$BEGIN EXECUTE 'TRUNCATE game_moves, game_players, chat_messages, "
                       "game_deadlines, games, invitation_seats, invitations, account_stats, "
                       "rating_history, ratings' || CASE WHEN to_regclass('bot_turns') IS NOT NULL "
-                      "THEN ', bot_turns' ELSE '' END; END$$",
+                      "THEN ', bot_turns' ELSE '' END || CASE WHEN to_regclass('seeks') IS NOT "
+                      "NULL THEN ', seek_matches, seeks' ELSE '' END; END$$",
                       0, NULL, NULL, err, errlen);
 }
 

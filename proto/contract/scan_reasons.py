@@ -39,6 +39,7 @@ HELPERS = {
     "store__op_unavailable": 2,  # store-svc/src/server.c
     "store__fail_unavailable": 2,
     "gw_subs__end": 4,           # gateway/src/subscribe.c
+    "gw_watch__end": 3,          # gateway/src/watch.c
 }
 # Functions returning a reason token (as const char *) that callers pass to
 # a helper as `why`.
@@ -53,6 +54,9 @@ PASSTHROUGH = {
     "rpc__vfinish": "rpc runtime API (the body of rpc_call_fail and rpc_call_finish)",
     "gw_subs__end": "gateway/src/subscribe.c: its callers' literals and ReadEvents' "
                     "statuses (events_expired, bad_event_id)",
+    "gw_watch__end": "gateway/src/watch.c: its callers' literals and Game.WatchState's "
+                     "refusals (private_game, not_found, ...), relayed by gw_watch__fail",
+    "gw_watch__fail": "gateway/src/watch.c: Game.WatchState's refusals, relayed",
     "game_turn_run": "game_rules_error.reason, set by rules__fail",
     # game-svc/src/game.c: an op's failure, for its call or an in-process
     # caller; its callers pass literals (scanned after GRPC_STATUS_*) or,

@@ -41,6 +41,15 @@ static const cfg_option store__options[] = {
                   3650LL * 86400 * 1000000, "168h",
                   "an invitation still waiting for answers expires this long after Invite "
                   "(its seats get INVITATION_EXPIRED; e.g. 168h, 7d, 90s)"),
+    /* Seeks: a lobby offer is short-lived by nature (a player waits for an
+     * opponent now), and a few open ones per account are enough to seek in
+     * several pools at once while keeping one account from filling the
+     * lobby. docs/API.md, Seeks. */
+    CFG_DURUS_OPT(store_config, seek_ttl_us, "seek-ttl", 1000000, 7LL * 86400 * 1000000, "1h",
+                  "an unmatched seek expires this long after Seek (its owner gets "
+                  "SEEK_EXPIRED); also the longest expires_in_seconds a client may ask"),
+    CFG_INT_OPT(store_config, seek_max_open, "seek-max-open", 1, 100, "3",
+                "open seeks one account may hold; one more fails RESOURCE_EXHAUSTED seek_limit"),
     CFG_STR_OPT(store_config, redis, "redis", "127.0.0.1:56379",
                 "Redis the event relay publishes committed events to, as ACL user publisher "
                 "(empty: no relay; events stay readable by Subscribe's replay)"),

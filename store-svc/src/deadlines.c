@@ -169,6 +169,8 @@ static store_next store__claim_done(store_op *op, PGresult *res)
         if (!PQgetisnull(res, i, 7))
             d->invitation =
                 (Scrabble__V1__Invitation *)store_op_json_col(op, res, i, 7, store_json_invitation);
+        if (PQnfields(res) > 8 && !PQgetisnull(res, i, 8))
+            d->seek = (Scrabble__V1__Seek *)store_op_json_col(op, res, i, 8, store_json_seek);
     }
     op->reply = &r->base;
     return STORE_NEXT_DONE;

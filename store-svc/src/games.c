@@ -268,6 +268,26 @@ store_next store_load_game_begin(store_op *op)
 
 /* ---- ListGames ---- */
 
+Scrabble__V1__GameSummary *store_game_summary(rpc_arena *a, Scrabble__V1__GameRecord *g)
+{
+    Scrabble__V1__GameSummary *s =
+        RPC_ARENA_MSG(a, Scrabble__V1__GameSummary, scrabble__v1__game_summary__init);
+    if (!s)
+        return NULL;
+    s->game_id = g->game_id;
+    s->status = g->status;
+    s->n_seats = g->n_seats;
+    s->seats = g->seats;
+    s->to_move = g->to_move;
+    s->seq = g->seq;
+    s->end_reason = g->end_reason;
+    s->n_winners = g->n_winners;
+    s->winners = g->winners;
+    s->updated_at_ms = g->updated_at_ms;
+    s->lexicon = g->lexicon;
+    return s;
+}
+
 typedef struct store__list {
     int page_size;
 } store__list;
@@ -289,20 +309,9 @@ static store_next store__list_done(store_op *op, PGresult *res)
             (Scrabble__V1__GameRecord *)store_op_json_col(op, res, i, 3, store__game_conv);
         if (!g)
             continue;
-        Scrabble__V1__GameSummary *s =
-            RPC_ARENA_MSG(op->arena, Scrabble__V1__GameSummary, scrabble__v1__game_summary__init);
-        s->game_id = g->game_id;
-        s->status = g->status;
-        s->n_seats = g->n_seats;
-        s->seats = g->seats;
-        s->to_move = g->to_move;
-        s->seq = g->seq;
-        s->end_reason = g->end_reason;
-        s->n_winners = g->n_winners;
-        s->winners = g->winners;
-        s->updated_at_ms = g->updated_at_ms;
-        s->lexicon = g->lexicon;
-        r->games[r->n_games++] = s;
+        Scrabble__V1__GameSummary *s = store_game_summary(op->arena, g);
+        if (s)
+            r->games[r->n_games++] = s;
     }
     /* One row more than a page was asked for: there is a next page, and
      * it starts after the last row shown. */

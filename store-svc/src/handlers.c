@@ -115,6 +115,10 @@ STORE__HANDLER(store__h_claim_deadlines, "ClaimDeadlines", store_claim_deadlines
 STORE__HANDLER(store__h_append_events, "AppendEvents", store_append_events_begin)
 STORE__HANDLER(store__h_read_events, "ReadEvents", store_read_events_begin)
 STORE__HANDLER(store__h_get_leaderboard, "GetLeaderboard", store_get_leaderboard_begin)
+STORE__HANDLER(store__h_post_seek, "PostSeek", store_post_seek_begin)
+STORE__HANDLER(store__h_cancel_seek, "CancelSeek", store_cancel_seek_begin)
+STORE__HANDLER(store__h_list_seeks, "ListSeeks", store_list_seeks_begin)
+STORE__HANDLER(store__h_list_public_games, "ListPublicGames", store_list_public_games_begin)
 STORE__HANDLER(store__h_claim_bot_turns, "ClaimBotTurns", store_claim_bot_turns_begin)
 
 /* Request size bounds: what each method can legitimately carry (a handle
@@ -149,6 +153,10 @@ static const rpc_method_impl store__methods[] = {
     {"AppendEvents", store__h_append_events, 32768},
     {"ReadEvents", store__h_read_events, STORE__SMALL},
     {"GetLeaderboard", store__h_get_leaderboard, STORE__SMALL},
+    {"PostSeek", store__h_post_seek, STORE__SMALL},
+    {"CancelSeek", store__h_cancel_seek, STORE__SMALL},
+    {"ListSeeks", store__h_list_seeks, STORE__SMALL},
+    {"ListPublicGames", store__h_list_public_games, STORE__SMALL},
     /* Up to 128 preferred game ids: 10 bytes each at most. */
     {"ClaimBotTurns", store__h_claim_bot_turns, 2048},
     {NULL, NULL, 0, false},
@@ -186,6 +194,11 @@ static const rpc_allow_rule store__allow[] = {
     {"ReadEvents", "gateway"},
     {"GetInvitation", "admin"},
     {"FinishGame", "admin"},
+    /* The lobby (gateway/src/seeks.c). */
+    {"PostSeek", "gateway"},
+    {"CancelSeek", "gateway"},
+    {"ListSeeks", "gateway"},
+    {"ListPublicGames", "gateway"},
     {"ClaimBotTurns", "game-svc"},
     {NULL, NULL},
 };

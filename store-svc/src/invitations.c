@@ -94,6 +94,7 @@ store_next store_create_invitation_begin(store_op *op)
     store_op_param_text(op, 10, store_time_family(kind));
     store_op_param_i64(op, 11, op->srv->cfg.invitation_ttl_us / 1000);
     store_op_param_bool(op, 12, req->rated);
+    store_op_param_bool(op, 13, req->public_game);
     op->step = store__invitation_done;
     return STORE_NEXT_WRITE;
 }

@@ -114,6 +114,7 @@ ProtobufCMessage *store_json_invitation(rpc_arena *a, const cJSON *j)
     inv->time_control = store__json_tc(a, j);
     inv->expires_at_ms = store__ji(j, "expires_at_ms");
     inv->rated = store__jb(j, "rated");
+    inv->public_game = store__jb(j, "public");
     const cJSON *seats = cJSON_GetObjectItemCaseSensitive(j, "seats");
     int n = cJSON_IsArray(seats) ? cJSON_GetArraySize(seats) : 0;
     inv->seats = rpc_arena_calloc(a, n ? (size_t)n : 1, sizeof(*inv->seats));
@@ -128,6 +129,31 @@ ProtobufCMessage *store_json_invitation(rpc_arena *a, const cJSON *j)
         inv->seats[inv->n_seats++] = e;
     }
     return &inv->base;
+}
+
+ProtobufCMessage *store_json_seek(rpc_arena *a, const cJSON *j)
+{
+    if (!cJSON_IsObject(j))
+        return NULL;
+    Scrabble__V1__Seek *k = RPC_ARENA_MSG(a, Scrabble__V1__Seek, scrabble__v1__seek__init);
+    if (!k)
+        return NULL;
+    k->seek_id = store__ji(j, "seek_id");
+    k->account_id = store__ji(j, "account_id");
+    k->handle = store__js(a, j, "handle");
+    k->lexicon = store__js(a, j, "lexicon");
+    k->seats = (int32_t)store__ji(j, "seats");
+    k->time_control = store__json_tc(a, j);
+    k->rated = store__jb(j, "rated");
+    k->min_rating = (int32_t)store__ji(j, "min_rating");
+    k->max_rating = (int32_t)store__ji(j, "max_rating");
+    k->rating = (int32_t)store__ji(j, "rating");
+    k->status = (Scrabble__V1__SeekStatus)store__ji(j, "status");
+    k->invitation_id = store__ji(j, "invitation_id");
+    k->game_id = store__ji(j, "game_id");
+    k->created_at_ms = store__ji(j, "created_at_ms");
+    k->expires_at_ms = store__ji(j, "expires_at_ms");
+    return &k->base;
 }
 
 ProtobufCMessage *store_json_game(rpc_arena *a, const cJSON *j, int64_t *updated_us)
@@ -150,6 +176,7 @@ ProtobufCMessage *store_json_game(rpc_arena *a, const cJSON *j, int64_t *updated
     g->created_at_ms = store__ji(j, "created_at_ms");
     g->updated_at_ms = store__ji(j, "updated_at_ms");
     g->rated = store__jb(j, "rated");
+    g->public_game = store__jb(j, "public");
     if (updated_us)
         *updated_us = store__ji(j, "updated_at_us");
     g->time_control = store__json_tc(a, j);

@@ -127,6 +127,10 @@ static const struct {
     {"bad_seat", GRPC_STATUS_INVALID_ARGUMENT, "move.seat and move.account_id do not match a seat"},
     {"lexicon_not_rated", GRPC_STATUS_FAILED_PRECONDITION,
      "rated games of this time-control family are not played with this lexicon; family"},
+    {"seek_limit", GRPC_STATUS_RESOURCE_EXHAUSTED,
+     "too many open seeks: cancel one or wait for a match; the limit is"},
+    {"not_seeker", GRPC_STATUS_PERMISSION_DENIED, "only the seeker may cancel a seek"},
+    {"seek_closed", GRPC_STATUS_FAILED_PRECONDITION, "the seek is matched or expired"},
 };
 
 bool store_op_code(store_op *op, const char *code, const char *detail)
@@ -146,6 +150,24 @@ bool store_op_code(store_op *op, const char *code, const char *detail)
     }
     rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "unexpected result code %s", code);
     return false;
+}
+
+store_next store_op_code_json(store_op *op, PGresult *res,
+                              ProtobufCMessage *(*conv)(rpc_arena *, const struct cJSON *),
+                              const char *what)
+{
+    int ncols = PQnfields(res);
+    if (PQntuples(res) != 1) {
+        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "no result row");
+        return STORE_NEXT_DONE;
+    }
+    const char *detail = ncols == 3 && !PQgetisnull(res, 0, 1) ? PQgetvalue(res, 0, 1) : NULL;
+    if (!store_op_code(op, PQgetvalue(res, 0, 0), detail))
+        return STORE_NEXT_DONE;
+    op->reply = store_op_json_col(op, res, 0, ncols - 1, conv);
+    if (!op->reply)
+        rpc_status_set(&op->st, GRPC_STATUS_INTERNAL, "internal", "bad %s record", what);
+    return STORE_NEXT_DONE;
 }
 
 void store_op_fail_pg(store_op *op, const PGresult *res, PGconn *pg)

@@ -18,17 +18,19 @@ const store_stmt store_statements[] = {
     /* With the time control ($6..$10: kind, days, initial s, increment s,
      * overtime min), its rating family, the expiry TTL in ms and rated. */
     {"create_invitation_tc",
-     "SELECT o_code, o_detail, ratings_json_rated(o_invitation) "
-     "FROM ratings_create_invitation_tc($1, $2::text[], $3::text[], $4, $5, $6::smallint, $7, "
-     "$8, $9, $10, $11, $12, $13)",
-     13},
+     "SELECT o_code, o_detail, o_invitation "
+     "FROM watch_create_invitation_tc($1, $2::text[], $3::text[], $4, $5, $6::smallint, $7, "
+     "$8, $9, $10, $11, $12, $13, $14)",
+     14},
     {"cancel_invitation",
      "SELECT o_code, ratings_json_rated(o_invitation) FROM store_cancel_invitation($1, $2)", 2},
     {"respond_invitation",
-     "SELECT o_code, ratings_json_rated(o_invitation) "
+     "SELECT o_code, watch_json_public(ratings_json_rated(o_invitation)) "
      "FROM store_respond_invitation($1, $2, $3)",
      3},
-    {"create_game", "SELECT o_code, ratings_json_rated(o_game) FROM store_create_game($1, $2)", 2},
+    {"create_game",
+     "SELECT o_code, watch_json_public(ratings_json_rated(o_game)) FROM store_create_game($1, $2)",
+     2},
     /* The three writes that carry events (0004_events.sql): $15/$5 the
      * recipients, $16/$6 the packed events in hex. */
     {"commit_move",
@@ -47,13 +49,27 @@ const store_stmt store_statements[] = {
      6},
     /* $7/$8: the GAME_OVER events, written with the timeout. */
     {"timeout_game",
-     "SELECT o_code, ratings_json_rated(o_game) FROM store_timeout_game_ev($1, $2, $3::smallint, "
+     "SELECT o_code, watch_json_public(ratings_json_rated(o_game)) "
+     "FROM store_timeout_game_ev($1, $2, $3::smallint, "
      "$4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[])",
      8},
+    /* The game and invitation deadlines, then the seeks' (0010_seeks.sql:
+     * matches still without a game, expiries), with the seek as column 8. */
     {"claim_deadlines",
      "SELECT o_kind, o_game_id, o_seq, o_due_ms, o_end_reason, o_account_id, o_deadline_ms, "
-     "ratings_json_rated(o_invitation) FROM store_claim_deadlines($1, $2, $3)",
+     "ratings_json_rated(o_invitation), NULL::json FROM store_claim_deadlines($1, $2, $3) "
+     "UNION ALL SELECT o_kind, o_game_id, o_seq, o_due_ms, o_end_reason, o_account_id, "
+     "o_deadline_ms, ratings_json_rated(o_invitation), o_seek "
+     "FROM store_seek_claim($1, $2, $3)",
      3},
+    /* Seeks (0010_seeks.sql): $1 account, $2 lexicon, $3 seats, $4..$8 the
+     * time control, $9 its family, $10 rated, $11/$12 rating bounds, $13 TTL
+     * ms, $14 the per-account limit, $15 the match's retry delay ms. */
+    {"seek_post",
+     "SELECT o_code, o_detail, o_seek FROM store_seek_post($1, $2, $3, $4::smallint, $5, $6, $7, "
+     "$8, $9, $10, $11, $12, $13, $14, $15)",
+     15},
+    {"seek_cancel", "SELECT o_code, o_seek FROM store_seek_cancel($1, $2)", 2},
     {"claim_bot_turns",
      "SELECT o_game_id, o_seq, o_due_ms, o_account_id, o_level "
      "FROM store_claim_bot_turns($1, $2, $3, $4::bigint[], $5)",
@@ -104,7 +120,7 @@ const store_stmt store_statements[] = {
     /* One row with a NULL invitation when the account has none; no row when
      * the account does not exist. */
     {"list_invitations",
-     "SELECT a.id, ratings_json_rated(store_invitation_json(x.invitation_id)) "
+     "SELECT a.id, watch_json_public(ratings_json_rated(store_invitation_json(x.invitation_id))) "
      "FROM accounts a "
      "LEFT JOIN LATERAL (SELECT s.invitation_id FROM invitation_seats s "
      "  JOIN invitations i ON i.id = s.invitation_id "
@@ -112,12 +128,27 @@ const store_stmt store_statements[] = {
      "  ORDER BY s.invitation_id DESC LIMIT 100) x ON true "
      "WHERE a.id = $1 ORDER BY x.invitation_id DESC",
      1},
+    /* The lobby: open seeks ($1 lexicon, '' any) after seek id $2, oldest
+     * first, $3 rows. */
+    {"seek_list",
+     "SELECT store_seek_json(s.id) FROM seeks s WHERE s.status = 1 AND s.expires_at > now() "
+     "AND ($1 = '' OR s.lexicon = $1) AND s.id > $2 ORDER BY s.id LIMIT $3",
+     3},
+    /* ListSeeks(mine): account $1's seeks of every status, newest first,
+     * before seek id $2 (0: from the newest), $3 rows. */
+    {"seek_list_mine",
+     "SELECT store_seek_json(s.id) FROM seeks s WHERE s.account_id = $1 "
+     "AND ($2 = 0 OR s.id < $2) ORDER BY s.id DESC LIMIT $3",
+     3},
     {"get_invitation",
-     "SELECT ratings_json_rated(store_invitation_json(id)) FROM invitations WHERE id = $1", 1},
+     "SELECT watch_json_public(ratings_json_rated(store_invitation_json(id))) FROM invitations "
+     "WHERE id = $1",
+     1},
     /* Game (seq 0 row, as JSON with its seats) and every move, one
      * round-trip. */
     {"load_game",
-     "SELECT 0::bigint AS seq, ratings_json_rated(store_game_json(id))::text, NULL::bytea, "
+     "SELECT 0::bigint AS seq, watch_json_public(ratings_json_rated(store_game_json(id)))::text, "
+     "NULL::bytea, "
      "0::bigint "
      "FROM games WHERE id = $1 "
      "UNION ALL "
@@ -142,6 +173,15 @@ const store_stmt store_statements[] = {
      "LEFT JOIN LATERAL (SELECT * FROM chat_messages m WHERE m.game_id = g.id AND m.id > $2 "
      "  ORDER BY m.id LIMIT $3) c ON true "
      "LEFT JOIN accounts a ON a.id = c.account_id WHERE g.id = $1 ORDER BY c.id",
+     3},
+    /* The live public games (0009_spectators.sql), newest first, after the
+     * keyset ($1 created_at in µs, $2 id), $3 rows. */
+    {"list_public_games",
+     "SELECT g.id, floor(extract(epoch FROM g.created_at) * 1000000)::bigint, "
+     "watch_json_public(store_game_json(g.id)) FROM games g "
+     "WHERE g.public AND g.status = 1 "
+     "AND (g.created_at, g.id) < (timestamptz 'epoch' + $1::bigint * interval '1 microsecond', "
+     "$2::bigint) ORDER BY g.created_at DESC, g.id DESC LIMIT $3",
      3},
     /* The event log of one account after $2, $3 rows, with the account's
      * prune horizon and the newest id the log has held (row 0 alone, with

@@ -54,6 +54,8 @@ typedef struct store_config {
     int events_keep;           /* ... and at most this many per account */
     int events_prune_ms;       /* how often the prune runs */
     int64_t invitation_ttl_us; /* an unanswered invitation expires this long after Invite */
+    int64_t seek_ttl_us;       /* an unmatched seek expires this long after Seek (and at most) */
+    int seek_max_open;         /* open seeks one account may hold */
 } store_config;
 
 /* Fills cfg from defaults, SCRABBLE_STORE_* and argv[first..]. Returns
@@ -408,6 +410,12 @@ store_next store_get_invitation_begin(store_op *op);   /* InvitationRef */
 store_next store_create_game_begin(store_op *op);
 store_next store_load_game_begin(store_op *op); /* GameRef */
 store_next store_list_games_begin(store_op *op);
+struct Scrabble__V1__GameRecord;
+struct Scrabble__V1__GameSummary;
+/* The list line of a game record (its seats and strings shared, in a). */
+struct Scrabble__V1__GameSummary *store_game_summary(rpc_arena *a,
+                                                     struct Scrabble__V1__GameRecord *g);
+store_next store_list_public_games_begin(store_op *op); /* PublicGameListRequest (watch.c) */
 store_next store_commit_move_begin(store_op *op);
 store_next store_finish_game_begin(store_op *op);
 store_next store_append_chat_begin(store_op *op);
@@ -476,6 +484,14 @@ typedef struct store_relay store_relay;
 store_relay *store_relay_start(store_server *srv, metrics_registry *r);
 void store_relay_stop(store_relay *rl);
 store_next store_get_leaderboard_begin(store_op *op); /* GetLeaderboardRequest (ratings.c) */
+
+/* Seeks (seeks.c, 0010_seeks.sql). */
+#define STORE_SEEK_RATING_MAX 4000
+store_next store_post_seek_begin(store_op *op);   /* StorePostSeekRequest */
+store_next store_cancel_seek_begin(store_op *op); /* StoreCancelSeekRequest */
+store_next store_list_seeks_begin(store_op *op);  /* StoreListSeeksRequest */
+/* A Seek from store_seek_json(). */
+ProtobufCMessage *store_json_seek(rpc_arena *a, const struct cJSON *j);
 /* Column `col` of row 0 (a ratings_json() or ratings_history_json() array)
  * into whichever of ratings / history is given. STORE_OK (also for a NULL
  * column: none), STORE_ERROR on malformed JSON or no memory. */
@@ -486,6 +502,13 @@ int store_ratings_col(store_op *op, PGresult *res, int col, struct Scrabble__V1_
 /* Sets op->st to INVALID_ARGUMENT with `reason` about `field`; returns
  * STORE_NEXT_DONE. */
 store_next store_op_bad(store_op *op, const char *reason, const char *field);
+/* The step of the write functions that return one row (code, [detail,]
+ * json): a code other than ok sets op->st (store_op_code, with the detail);
+ * ok: op->reply is the json converted by conv (`what` names it when
+ * malformed: INTERNAL). Returns STORE_NEXT_DONE. */
+store_next store_op_code_json(store_op *op, PGresult *res,
+                              ProtobufCMessage *(*conv)(rpc_arena *, const struct cJSON *),
+                              const char *what);
 /* Column `col` of row 0 parsed as JSON into a message by `conv`; NULL when
  * NULL or malformed. */
 ProtobufCMessage *store_op_json_col(store_op *op, PGresult *res, int row, int col,

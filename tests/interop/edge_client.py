@@ -65,6 +65,11 @@ METHODS = {
     "GetGameRecord": ("GameRef", "GetGameRecordReply"),
     "GetRules": ("GetRulesRequest", "Rules"),
     "GetLeaderboard": ("GetLeaderboardRequest", "GetLeaderboardReply"),
+    "PostSeek": ("SeekRequest", "common:Seek"),
+    "CancelSeek": ("CancelSeekRequest", "common:Seek"),
+    "ListSeeks": ("ListSeeksRequest", "ListSeeksReply"),
+    "ListPublicGames": ("PublicGameListRequest", "PublicGameListReply"),
+    "WatchState": ("WatchStateRequest", "WatchStateReply"),
 }
 
 
@@ -147,6 +152,11 @@ class Edge:
     def subscribe(self, after_event_id=""):
         return Subscription(self, after_event_id=after_event_id)
 
+    def watch(self, game_id, after_seq=0, wait_headers=True):
+        """An observer's Watch stream (spectators) of a public game."""
+        return Subscription(self, method="Watch", wait_headers=wait_headers,
+                            request=edge_pb2.WatchRequest(game_id=game_id, after_seq=after_seq))
+
 
 PASSWORD = "correct horse battery"
 
@@ -180,16 +190,21 @@ def new_player(target, prefix="p", password=PASSWORD):
 class Subscription:
     """An open Subscribe stream whose events a thread puts on a queue."""
 
-    def __init__(self, edge, read=True, after_event_id=""):
-        f = edge.channel.unary_stream("/scrabble.v1.Edge/Subscribe",
-                                      request_serializer=edge_pb2.SubscribeRequest.SerializeToString,
+    def __init__(self, edge, read=True, after_event_id="", method="Subscribe", request=None,
+                 wait_headers=True):
+        if request is None:
+            request = edge_pb2.SubscribeRequest(after_event_id=after_event_id)
+        self.method = method
+        f = edge.channel.unary_stream("/scrabble.v1.Edge/" + method,
+                                      request_serializer=type(request).SerializeToString,
                                       response_deserializer=common_pb2.Event.FromString)
-        self.call = f(edge_pb2.SubscribeRequest(after_event_id=after_event_id),
-                      metadata=edge.metadata())
+        self.call = f(request, metadata=edge.metadata())
         # The gateway sends the response headers once the stream has
         # replayed what it missed and takes live events: wait for them, so
-        # what the caller does next is seen live.
-        self.call.initial_metadata()
+        # what the caller does next is seen live. (A stream refused at once
+        # ends without them: its status is read from the events.)
+        if wait_headers:
+            self.call.initial_metadata()
         self.events = queue.Queue()
         self.error = None
         if read:
@@ -200,8 +215,9 @@ class Subscription:
         try:
             for ev in self.call:
                 self.events.put(ev)
+            self.events.put(None)  # ended OK (a Watch stream after GAME_OVER)
         except grpc.RpcError as e:
-            record_reason("Subscribe", e.code().name, reason_of(e))
+            record_reason(self.method, e.code().name, reason_of(e))
             self.error = CallError(e.code(), reason_of(e), e.details())
             self.events.put(None)
 
@@ -214,7 +230,8 @@ class Subscription:
                 raise TimeoutError(f"no event {want} within {timeout}s")
             ev = self.events.get(timeout=left)
             if ev is None:
-                raise self.error
+                self.events.put(None)  # stays ended for the next reader
+                raise self.error if self.error else EOFError("the stream ended OK")
             if want is None or ev.type == want:
                 return ev
 
@@ -233,6 +250,40 @@ def poll(what, fn, timeout=30):
             return v
         assert time.time() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
+
+
+def restart_process(tmp, name, port, metrics_port=None):
+    """SIGTERM the process whose pid is in tmp/<name>.pid, wait until it is
+    gone, start it again with the command line in tmp/<name>.cmd (one
+    argument a line; output to tmp/<name>-restarted.log), write its new pid
+    and return once it accepts connections on port (and metrics_port)."""
+    import signal
+    with open(os.path.join(tmp, name + ".pid")) as f:
+        pid = int(f.read())
+    os.kill(pid, signal.SIGTERM)
+
+    def gone():
+        try:
+            return open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
+        except FileNotFoundError:
+            return True
+    poll(f"{name} (pid {pid}) to exit", gone)
+    with open(os.path.join(tmp, name + ".cmd")) as f:
+        cmd = f.read().splitlines()
+    log = open(os.path.join(tmp, name + "-restarted.log"), "ab")
+    p = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
+    with open(os.path.join(tmp, name + ".pid"), "w") as f:
+        f.write(str(p.pid))
+
+    def connects(port):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+    for p_ in (port, metrics_port):
+        if p_:
+            poll(f"{name} listening on {p_}", lambda: connects(p_))
 
 
 def run_tests(tests, benches=()):
@@ -379,6 +430,30 @@ def cgp(state):
         rows.append(out)
     scores = "/".join(str(s.score) for s in state.seats)
     return f"{'/'.join(rows)} {state.my_rack}/ {scores} {state.scoreless_turns}"
+
+
+def play_out(players, game_id, solver, lexicon, turn=None):
+    """Plays a game to its end and returns its final state (as players[0]
+    sees it): each turn the solver's best play, else an exchange while the
+    bag allows, else a pass. players: Edge by seat. turn(mover, state,
+    moves), when given, runs first on each turn and returns True when it
+    made the turn itself."""
+    for _ in range(200):
+        st = players[0].call("GetState", game_id=game_id)
+        if st.status == common_pb2.GAME_STATUS_FINISHED:
+            return st
+        me = players[st.to_move]
+        st = me.call("GetState", game_id=game_id)
+        moves = solver_moves(solver, lexicon, st, 1)
+        if turn and turn(me, st, moves):
+            continue
+        if moves:
+            me.call("SubmitPlay", game_id=game_id, expected_seq=st.seq, placements=moves[0][1])
+        elif st.bag_count >= 7:
+            me.call("Exchange", game_id=game_id, expected_seq=st.seq, tiles=st.my_rack[:1])
+        else:
+            me.call("Pass", game_id=game_id, expected_seq=st.seq)
+    raise AssertionError("game did not end in 200 turns")
 
 
 def solver_moves(solver, lexicon, state, top):

@@ -319,6 +319,35 @@ def main():
         finally:
             watch.close()
 
+        step("spectators: a public game is listed, watched move by move to its end; "
+             "a private one is refused")
+        carol = Player(args, "carol", "carol_" + tag)
+        out = carol.run("register", carol.handle, "correct-horse-3")
+        assert "registered and logged in as %s" % carol.handle in out, out
+        m = alice.cmd("invite --public %s" % bob.handle,
+                      r"invitation (\d+) from %s" % re.escape(alice.handle))
+        inv2 = m.group(1)
+        bob.shell.expect(r"\* invitation %s from" % inv2, what="bob's second INVITATION event")
+        m = bob.cmd("accept %s" % inv2, r"game (\d+) has started")
+        game2 = m.group(1)
+        out = carol.run("public")
+        assert re.search(r"game %s .*\(watch %s\)" % (game2, game2), out), out
+        assert not re.search(r"game %s " % game, out), out  # the first game is private
+        out = carol.run("watch", game, expect_rc=1)
+        assert "(private_game)" in out, out
+        spec = Pty("carol-watch", [args.cli, "watch", game2], carol.env, args.tmp)
+        try:
+            spec.expect(r"watching game %s" % game2, what="watch GAME's banner")
+            alice.cmd("pass %s" % game2, r"you passed")
+            spec.expect(r"game %s #1: %s passed" % (game2, re.escape(alice.handle)),
+                        what="the move in carol's watch")
+            bob.cmd("resign %s" % game2, r"resign")
+            spec.expect(r"game %s is over" % game2, what="the end in carol's watch")
+            rc = spec.wait()
+            if rc != 0:
+                raise Fail("watch GAME exited %d at the end of the game" % rc)
+        finally:
+            spec.close()
         step("alice plays the computer: invite bot-club starts a game; after her pass the bot moves")
         m = alice.cmd("invite bot-club", r"game (\d+) has started")
         bot_game = m.group(1)

@@ -11,8 +11,6 @@ state (a port answering, a row, a metric, an event), never a fixed sleep.
 """
 import os
 import random
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -81,38 +79,10 @@ def ended(sub):
             return sub.error
 
 
-def connects(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-def wait_exit(pid):
-    def gone():
-        try:
-            return open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
-        except FileNotFoundError:
-            return True
-    poll(f"pid {pid} to exit", gone)
-
-
 def restart_gateway1():
     """SIGTERM gateway 1, wait for it to go, start it again (same flags and
     port); returns once it answers."""
-    with open(os.path.join(TMP, "gateway-1.pid")) as f:
-        pid = int(f.read())
-    os.kill(pid, signal.SIGTERM)
-    wait_exit(pid)
-    with open(os.path.join(TMP, "gateway-1.cmd")) as f:
-        cmd = f.read().splitlines()
-    log = open(os.path.join(TMP, "gateway-1-restarted.log"), "ab")
-    p = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
-    with open(os.path.join(TMP, "gateway-1.pid"), "w") as f:
-        f.write(str(p.pid))
-    poll("gateway 1 listening", lambda: connects(int(os.environ["GW1_PORT"])))
-    poll("gateway 1 serving metrics", lambda: connects(M1))
+    ec.restart_process(TMP, "gateway-1", int(os.environ["GW1_PORT"]), M1)
 
 
 def redis(cmd):

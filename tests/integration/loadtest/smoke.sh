@@ -3,8 +3,9 @@
 # store-svc, game-svc, gateway on free loopback ports, then
 #   loadtest run --steps N --step-duration D (seeded, --reset, --cleanup)
 # Checks: zero transport errors, at least one finished game, >= 99% of turns
-# accepted, the JSON report parses and its counts add up, and the cleanup
-# removed exactly the seeded population.
+# accepted, the JSON report parses and its counts add up, spectators
+# (--spectators) watched moves, and the cleanup removed exactly the seeded
+# population.
 #
 # Env: LT_PLAYERS (20), LT_DURATION (30s), LT_TICK (800ms), KEEP_TMP=1.
 set -euo pipefail
@@ -22,7 +23,7 @@ DURATION=${LT_DURATION:-30s}
 OUT=$STACK_TMP/report.json
 "$BUILD_DIR/bin/loadtest" run --target "127.0.0.1:$GATEWAY_PORT" --pg "$PG_LOADTEST_CONNINFO" \
     --steps "$PLAYERS" --step-duration "$DURATION" --tick "${LT_TICK:-200ms}" --debounce "${LT_DEBOUNCE:-30ms}" --ramp 2s \
-    --reset --cleanup --tag lt-smoke --hammer --hammer-rps 50 --social 20 --bot-games "${LT_BOT_GAMES:-30}" \
+    --reset --cleanup --tag lt-smoke --hammer --hammer-rps 50 --social 20 --bot-games "${LT_BOT_GAMES:-30}" --spectators 30 \
     --procs "gateway=$GATEWAY_PORT,game-svc=${GAME_PORTS%%,*},store-svc=$STORE_PORT,postgres+=$PG_PORT,redis=$REDIS_PORT,self" \
     --out "$OUT" --html "$STACK_TMP/report.html" --progress 5s | tee "$STACK_TMP/table.txt"
 
@@ -62,9 +63,13 @@ if sum(s["bot_reply"]["count"] for s in d["steps"]) < 1:
 if fin < 1:
     fails.append("no game finished")
 ev = {op["name"] for s in d["steps"] for op in s["ops"]}
-for need in ("GetState", "GetHistory", "Evaluate", "SaveDraft", "SubmitPlay", "Invite", "RespondInvitation"):
+for need in ("GetState", "GetHistory", "Evaluate", "SaveDraft", "SubmitPlay", "Invite", "RespondInvitation",
+             "ListPublicGames", "Watch"):
     if need not in ev:
         fails.append(f"no {need} calls")
+# Spectators (--spectators 30): some watch streams opened and carried moves.
+if sum(s["spectators"]["watch_events"] for s in d["steps"]) < 1:
+    fails.append("no event reached a watch stream")
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
     sys.exit(1)

@@ -58,22 +58,9 @@ def psql(sql):
 
 
 def play_out(players, game_id):
-    """Plays the game to its end: each turn the solver's best play, else an
-    exchange while the bag allows, else a pass. players: Edge by seat."""
-    for _ in range(200):
-        st = players[0].call("GetState", game_id=game_id)
-        if st.status == ET.GAME_STATUS_FINISHED:
-            return st
-        me = players[st.to_move]
-        st = me.call("GetState", game_id=game_id)
-        moves = ec.solver_moves(SOLVER, LEXICON, st, 1)
-        if moves:
-            me.call("SubmitPlay", game_id=game_id, expected_seq=st.seq, placements=moves[0][1])
-        elif st.bag_count >= 7:
-            me.call("Exchange", game_id=game_id, expected_seq=st.seq, tiles=st.my_rack[:1])
-        else:
-            me.call("Pass", game_id=game_id, expected_seq=st.seq)
-    raise AssertionError("game did not end in 200 turns")
+    """Plays the game to its end (edge_client.play_out: the solver's best
+    play, else an exchange, else a pass). players: Edge by seat."""
+    return ec.play_out(players, game_id, SOLVER, LEXICON)
 
 
 def rack_value(rack, values):

@@ -66,7 +66,8 @@ CASES = [
      ["method scrabble.v1.Edge.Nudge: removed"]),
     ("method_request_type", [("edge", "rpc GetDraft(GameRef)", "rpc GetDraft(TurnRequest)")],
      ["method scrabble.v1.Edge.GetDraft: request type changed from scrabble.v1.GameRef to scrabble.v1.TurnRequest"]),
-    ("method_server_streaming", [("edge", "returns (stream Event);", "returns (Event);")],
+    ("method_server_streaming", [("edge", "Subscribe(SubscribeRequest) returns (stream Event);",
+                                  "Subscribe(SubscribeRequest) returns (Event);")],
      ["method scrabble.v1.Edge.Subscribe: server streaming removed"]),
     ("method_client_streaming", [("edge", "rpc SendChat(SendChatRequest)", "rpc SendChat(stream SendChatRequest)")],
      ["method scrabble.v1.Edge.SendChat: client streaming added"]),
@@ -98,9 +99,12 @@ CASES = [
         ("edge", "  string after_event_id = 1;\n}",
          "  string after_event_id = 1;\n  int32 limit = 2;\n}\n\nmessage Clock {\n  int64 left_ms = 1;\n}"),
         ("common", "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n",
-         "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n  EVENT_TYPE_CLOCK = 11;\n"),
-        ("common", "  string event_id = 14;\n}", "  string event_id = 14;\n  optional int64 seen_ms = 30;\n"
-         "  oneof detail {\n    string note = 31;\n  }\n  reserved 99;\n}"),
+         "  EVENT_TYPE_INVITATION_CANCELLED = 10;\n  EVENT_TYPE_CLOCK = 90;\n"),
+        # Anchored on a field, not on the message's end: later fields of
+        # Event (seek = 60, ...) follow event_id. 90 and 30-31 stay clear
+        # of the numbers the real contract uses.
+        ("common", "  string event_id = 14;\n", "  string event_id = 14;\n  optional int64 seen_ms = 30;\n"
+         "  oneof detail {\n    string note = 31;\n  }\n  reserved 99;\n"),
         ("edge", "  reserved \"legacy\";\n", "  reserved \"legacy\", \"older\";\n"),
         ("edge", "string rack_order = 3;", "string rack_order = 3 [deprecated = true];"),
     ], []),
