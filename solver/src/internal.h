@@ -54,6 +54,12 @@ struct solver_lexicon {
     /* The less-one table (lexicon_sig.c); NULL if not built. */
     uint64_t *sub;
     size_t sub_mask;
+    /* The pair index (lexicon_sig.c): words of 7+ letters by their
+     * multiset less two letters; NULL if not built. */
+    uint32_t *pw_start; /* bucket b: entries pw_ent[pw_start[b] .. pw_start[b + 1]) */
+    uint8_t *pw_ent;    /* SOLVER__PW_ENT bytes each: id << 7 | (length - 7) << 3 | tag */
+    uint8_t (*pw_word)[16];
+    uint32_t pw_mask; /* buckets - 1 */
     uint32_t node_count;
     uint32_t word_count;
     void *map; /* mmap base or NULL */
@@ -87,6 +93,22 @@ uint32_t solver__sig_less_one(const solver_lexicon *lex, solver__sig_key key);
  * union, the letters either blank may stand for.  Supersets, like above. */
 uint32_t solver__sig_blank_pairs(const solver_lexicon *lex, solver__sig_key key,
                                  uint32_t pairs[27]);
+/* The pair index: the words whose letters are the key's letters plus two
+ * more.  Sets *end and returns the first entry of the key's bucket;
+ * entries whose low 7 bits are not *want belong to other keys,
+ * and an entry that matches may still belong to another key (the caller
+ * checks the word's letters).  Within a bucket word ids do not decrease. */
+#define SOLVER__PW_WORDS_MAX (1u << 17)
+#define SOLVER__PW_ENT 3
+static inline uint32_t solver__pw_ent(const solver_lexicon *lex, uint32_t i)
+{
+    const uint8_t *p = lex->pw_ent + (size_t)i * SOLVER__PW_ENT;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+uint32_t solver__pw_bucket(const solver_lexicon *lex, solver__sig_key key, int len, uint32_t *want,
+                           uint32_t *end);
+void solver__pw_build(solver_lexicon *lex);
+
 /* Covers magic, version, counts and every node byte, so no byte of a file
  * can change unnoticed (header_size and reserved are checked by value). */
 static inline uint64_t solver__image_checksum(const solver__file_header *h, const void *nodes)

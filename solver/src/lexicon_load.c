@@ -87,6 +87,7 @@ solver_lexicon *solver_lexicon_from_buffer(const void *buf, size_t len, char *er
         return NULL;
     }
     solver__sig_build(lex);
+    solver__pw_build(lex);
     uint32_t mask = 0;
     for (uint32_t i = h.node_count; i-- > 0;) {
         uint32_t v = lex->nodes[i];
@@ -143,6 +144,9 @@ void solver_lexicon_free(solver_lexicon *lex)
     free(lex->nm);
     free(lex->sig);
     free(lex->sub);
+    free(lex->pw_start);
+    free(lex->pw_ent);
+    free(lex->pw_word);
     free(lex);
 }
 

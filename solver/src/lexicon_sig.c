@@ -280,3 +280,167 @@ uint32_t solver__sig_blank_letters(const solver_lexicon *lex, const uint8_t coun
 {
     return solver__sig_blank_letters_key(lex, solver__sig_key_of(counts), counts[0]);
 }
+
+/* ---- the pair index ------------------------------------------------------
+ * Two blanks: the seven-tile plays of a window are the words whose letters
+ * are the rack's five natural letters, the board letters joined and two
+ * letters more.  Keyed by a word's multiset less two of its letters (one
+ * entry per distinct pair, about 28 a word), the index lists those words
+ * directly, as MAGPIE's word map does, instead of walking every prefix the
+ * natural tiles and the blanks' letters spell.  Entries are counting-sorted
+ * into buckets by the key's fingerprint; an entry is 24 bits (17-bit word
+ * id, word length, 3 bits of the fingerprint, which with the length keep
+ * most other keys' entries of a bucket from reaching the letter check), so
+ * the default lexicon's 2.5 M entries take 7.6 MB, the words 1.5 MB and the
+ * buckets 1 MB: 29 MB resident in all, within the 32 MB allowed. */
+
+typedef struct {
+    const solver_lexicon *lex;
+    uint8_t (*words)[16];
+    size_t n, cap;
+    long budget;
+} words_t;
+
+static int words_walk(words_t *w, uint32_t list, int depth, uint8_t *word)
+{
+    if (!list)
+        return 0;
+    for (uint32_t i = list; i < w->lex->node_count; i++) {
+        if (--w->budget < 0)
+            return -1;
+        uint32_t v = w->lex->nodes[i];
+        unsigned t = SOLVER__TILE(v);
+        if (t >= 1 && t <= 26 && depth < SOLVER_DIM) {
+            word[depth] = (uint8_t)t;
+            if ((v & SOLVER__ACCEPTS) && depth + 1 >= SOLVER_RACK_MAX) {
+                if (w->n == w->cap) {
+                    size_t c = w->cap ? w->cap * 2 : 4096;
+                    uint8_t(*k)[16] = realloc(w->words, c * sizeof *k);
+                    if (!k)
+                        return -1;
+                    w->words = k;
+                    w->cap = c;
+                }
+                memset(w->words[w->n], 0, 16);
+                memcpy(w->words[w->n++], word, (size_t)depth + 1);
+            }
+            if (words_walk(w, SOLVER__ARC(v), depth + 1, word))
+                return -1;
+        }
+        if (v & SOLVER__IS_END)
+            break;
+    }
+    return 0;
+}
+
+#define PW_BUCKET(fp, mask) ((uint32_t)((fp) >> 20) & (mask))
+#define PW_TAG(fp) ((uint32_t)((fp) >> 50) & 7u)
+
+/* key / solver__sig_primes[c] when c's prime divides key: the product
+ * times the prime's inverse modulo 2^128 (inv[c]; 2 is a shift), a few
+ * multiplies instead of a 128-bit division, which made the build 3x
+ * slower. */
+static u128 exact_div(const u128 *inv, u128 key, unsigned c)
+{
+    return solver__sig_primes[c] == 2 ? key >> 1 : key * inv[c];
+}
+
+/* The fingerprints of the word's multiset less each distinct pair of its
+ * letters (at most 351), into fps; returns how many. */
+static size_t pw_pairs(const u128 *inv, const uint8_t *word, uint64_t *fps)
+{
+    uint8_t cnt[27] = {0}, d[SOLVER_DIM];
+    int nd = 0;
+    u128 key = 1;
+    for (int j = 0; j < 16 && word[j]; j++) {
+        if (!cnt[word[j]]++)
+            d[nd++] = word[j];
+        key *= solver__sig_primes[word[j]];
+    }
+    /* Only the word's distinct letters (a 26 x 26 scan made the build
+     * 0.7 G instructions). */
+    size_t n = 0;
+    for (int i = 0; i < nd; i++) {
+        u128 ka = exact_div(inv, key, d[i]);
+        for (int j = i; j < nd; j++)
+            if (j != i || cnt[d[i]] > 1)
+                fps[n++] = fingerprint(exact_div(inv, ka, d[j]));
+    }
+    return n;
+}
+
+void solver__pw_build(solver_lexicon *lex)
+{
+    lex->pw_start = NULL;
+    lex->pw_ent = NULL;
+    lex->pw_word = NULL;
+    lex->pw_mask = 0;
+    u128 inv[27] = {0};
+    for (int c = 1; c <= 26; c++) {
+        u128 p = solver__sig_primes[c], x = p; /* Newton: correct bits double from 3 */
+        for (int i = 0; i < 6; i++)
+            x *= 2 - p * x;
+        inv[c] = x;
+    }
+    words_t w = {.lex = lex, .budget = 16l << 20};
+    uint8_t word[SOLVER_DIM + 1];
+    uint64_t fps[26 * 27 / 2];
+    if (words_walk(&w, SOLVER__ARC(lex->nodes[0]), 0, word) || w.n == 0 ||
+        w.n > SOLVER__PW_WORDS_MAX) {
+        free(w.words);
+        return;
+    }
+    /* Trimmed first, so the load's peak holds no spare capacity. */
+    uint8_t(*trim)[16] = realloc(w.words, w.n * sizeof *trim);
+    if (trim)
+        w.words = trim;
+    /* About 28 entries a word: some 16 a bucket. */
+    uint32_t buckets = 1024;
+    while (buckets < w.n * 2 && buckets < (1u << 30))
+        buckets *= 2;
+    uint32_t mask = buckets - 1;
+    uint32_t *start = calloc((size_t)buckets + 1, sizeof *start);
+    size_t total = 0;
+    for (size_t i = 0; start && i < w.n; i++) {
+        size_t k = pw_pairs(inv, w.words[i], fps);
+        for (size_t j = 0; j < k; j++)
+            start[PW_BUCKET(fps[j], mask) + 1]++;
+        total += k;
+    }
+    uint8_t *ent = start && total < UINT32_MAX ? malloc(total * SOLVER__PW_ENT + 1) : NULL;
+    if (!ent) {
+        free(start);
+        free(w.words);
+        return;
+    }
+    for (uint32_t b = 0; b < buckets; b++)
+        start[b + 1] += start[b];
+    /* Fill in word order, so ids do not decrease within a bucket; start[b]
+     * walks to the bucket's end and is moved back after. */
+    for (size_t i = 0; i < w.n; i++) {
+        size_t k = pw_pairs(inv, w.words[i], fps);
+        uint32_t len = (uint32_t)strnlen((const char *)w.words[i], 16);
+        for (size_t j = 0; j < k; j++) {
+            uint32_t e = (uint32_t)i << 7 | (len - SOLVER_RACK_MAX) << 3 | PW_TAG(fps[j]);
+            uint8_t *p = ent + (size_t)start[PW_BUCKET(fps[j], mask)]++ * SOLVER__PW_ENT;
+            p[0] = (uint8_t)e, p[1] = (uint8_t)(e >> 8), p[2] = (uint8_t)(e >> 16);
+        }
+    }
+    for (uint32_t b = buckets; b > 0; b--)
+        start[b] = start[b - 1];
+    start[0] = 0;
+    lex->pw_word = w.words;
+    lex->pw_start = start;
+    lex->pw_ent = ent;
+    lex->pw_mask = mask;
+}
+
+uint32_t solver__pw_bucket(const solver_lexicon *lex, solver__sig_key key, int len, uint32_t *want,
+                           uint32_t *end)
+{
+    uint64_t fp = fingerprint(key);
+    uint32_t b = PW_BUCKET(fp, lex->pw_mask);
+    *want = (uint32_t)(len - SOLVER_RACK_MAX) << 3 | PW_TAG(fp);
+    *end = lex->pw_start[b + 1];
+    return lex->pw_start[b];
+}

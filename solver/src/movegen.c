@@ -1038,6 +1038,87 @@ static uint32_t window_letters(const gen_t *g, const solver_lexicon *lex, letter
     return letters;
 }
 
+/* Two blanks with the pair index: the window's words are listed directly
+ * (the index's words whose letters are the natural tiles, the board letters
+ * joined and two more), each checked against the window's board letters
+ * and cross-sets, and scored for every choice of squares for the blanks:
+ * the letters left over after the natural tiles are the blanks', and when
+ * a natural tile has the same letter the blank may take any of its
+ * squares.  The cross-sets are per letter, so a placement that fits, fits
+ * with any choice of blank squares. */
+static void pair_window(gen_t *g, const solver_lexicon *lex, int l, int start, int end)
+{
+    const lane_t *L = g->lane;
+    int len = end - start + 1;
+    uint32_t want, stop;
+    uint32_t i = solver__pw_bucket(lex, g->rack_key * window_key(L, l), len, &want, &stop);
+    uint32_t prev = UINT32_MAX;
+    for (; i < stop; i++) {
+        uint32_t e = solver__pw_ent(lex, i);
+        if ((e & 0x7fu) != want || e >> 7 == prev)
+            continue;
+        prev = e >> 7;
+        const uint8_t *wd = lex->pw_word[prev];
+        uint8_t need[27] = {0};
+        int main_sum = 0, wmul = 1, cross = 0;
+        int mv[SOLVER_DIM], cv[SOLVER_DIM];
+        bool ok = true;
+        for (int q = start; q <= end && ok; q++) {
+            unsigned t = wd[q - start];
+            uint8_t sq = L->sq[q];
+            if (sq) {
+                ok = SOLVER_LETTER(sq) == t;
+                g->cur[q] = sq | SOLVER_THROUGH;
+                main_sum += (sq & SOLVER_BLANK) ? 0 : g->values[t];
+                continue;
+            }
+            uint32_t xs = L->xset[q];
+            if (!((xs >> t) & 1) || ++need[t] > g->rack[t] + 2) {
+                ok = false;
+                break;
+            }
+            g->cur[q] = (uint8_t)t;
+            int v = g->values[t] * L->lm[q], wm = L->wm[q];
+            mv[q] = v;
+            cv[q] = (xs & SOLVER__TRIVIAL) ? 0 : v * wm;
+            main_sum += v;
+            wmul *= wm;
+            if (!(xs & SOLVER__TRIVIAL))
+                cross += (L->xscore[q] + v) * wm;
+        }
+        if (!ok)
+            continue;
+        /* The blanks' letters: what the word needs beyond the natural
+         * tiles (seven squares, seven tiles, so exactly two letters). */
+        unsigned a = 0, b = 0;
+        for (unsigned t = 1; t <= 26 && ok; t++) {
+            if (need[t] < g->rack[t])
+                ok = false;
+            for (int k = g->rack[t]; k < need[t]; k++) {
+                if (a)
+                    b = t;
+                else
+                    a = t;
+            }
+        }
+        if (!ok || !a || !b)
+            continue;
+        for (int p = start; p <= end; p++) {
+            if (L->sq[p] || g->cur[p] != a)
+                continue;
+            g->cur[p] = (uint8_t)(a | SOLVER_BLANK);
+            for (int r = a == b ? p + 1 : start; r <= end; r++) {
+                if (L->sq[r] || g->cur[r] != b)
+                    continue;
+                g->cur[r] = (uint8_t)(b | SOLVER_BLANK);
+                record(g, start, end, main_sum - mv[p] - mv[r], wmul, cross - cv[p] - cv[r]);
+                g->cur[r] = (uint8_t)b;
+            }
+            g->cur[p] = (uint8_t)a;
+        }
+    }
+}
+
 static void bingo_pass(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexicon *lex, int ndir,
                        const int *S)
 {
@@ -1122,6 +1203,10 @@ static void bingo_pass(gen_t *g, lane_t lanes[2][SOLVER_DIM], const solver_lexic
         g->lane_idx = v.lane;
         g->pair_ok = 0;
         g->blank_ok = v.letters;
+        if (g->rack[0] == 2 && lex->pw_ent) {
+            pair_window(g, lex, v.l, v.start, v.end);
+            continue;
+        }
         if (g->rack[0] == 2) {
             /* Two blanks: the pairs of letters they may stand for
              * together; the first one placed narrows the second.  Kept

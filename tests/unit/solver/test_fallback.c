@@ -7,38 +7,74 @@
  * is answered "maybe", and move generation must stay exact, only slower.
  * The less-one table (the blanks' letters in one look-up) is derived with
  * it and can be missing alone (out of memory); then the blanks' letters come
- * from 26 signature look-ups each.  This test drops both tables of one
- * loaded lexicon and the less-one table of another, and checks top-1 and
- * top-5 against the full list, and against the same lexicon with its
- * tables, on mid-game and empty-board positions with zero, one and two
- * blanks. */
+ * from 26 signature look-ups each.  The pair index (two blanks: the words
+ * of a multiset less two letters) is derived after them and can be missing
+ * alone too (out of memory, a graph with more than 2^17 words of 7+
+ * letters, or the walk's budget); then two-blank windows are walked in the
+ * DAWG with the blanks' letter pairs from the other tables.  This test
+ * drops every table of one loaded lexicon, all but the signature table of
+ * another, the pair index alone of a third, and all but the pair index of
+ * a fourth, and checks top-1 and top-5 against the full list, and against
+ * the same lexicon with its tables, on mid-game and empty-board positions
+ * with zero, one and two blanks. */
 #include "test_util.h"
 
 #include "internal.h"
 
 #define CAP 400000
 
+static void drop_sig(solver_lexicon *lex)
+{
+    free(lex->sig);
+    lex->sig = NULL;
+    lex->sig_mask = 0;
+}
+
+static void drop_sub(solver_lexicon *lex)
+{
+    free(lex->sub);
+    lex->sub = NULL;
+    lex->sub_mask = 0;
+}
+
+static void drop_pairs(solver_lexicon *lex)
+{
+    free(lex->pw_start);
+    free(lex->pw_ent);
+    free(lex->pw_word);
+    lex->pw_start = NULL;
+    lex->pw_ent = NULL;
+    lex->pw_word = NULL;
+    lex->pw_mask = 0;
+}
+
+#define NFALLBACK 4
+
 static void test_no_signature_table(void **state)
 {
     (void)state;
     char err[256];
     solver_lexicon *with = solver_lexicon_load(SOLVER_TEST_LEXICON, err, sizeof err);
-    solver_lexicon *without = solver_lexicon_load(SOLVER_TEST_LEXICON, err, sizeof err);
-    solver_lexicon *sig_only = solver_lexicon_load(SOLVER_TEST_LEXICON, err, sizeof err);
     assert_non_null(with);
-    assert_non_null(without);
-    assert_non_null(sig_only);
     assert_non_null(with->sig);
     assert_non_null(with->sub);
-    free(without->sig);
-    without->sig = NULL;
-    without->sig_mask = 0;
-    free(without->sub);
-    without->sub = NULL;
-    without->sub_mask = 0;
-    free(sig_only->sub);
-    sig_only->sub = NULL;
-    sig_only->sub_mask = 0;
+    assert_non_null(with->pw_ent);
+    /* No table; the signature table alone; no pair index; the pair index
+     * alone. */
+    solver_lexicon *fallbacks[NFALLBACK];
+    for (int f = 0; f < NFALLBACK; f++) {
+        fallbacks[f] = solver_lexicon_load(SOLVER_TEST_LEXICON, err, sizeof err);
+        assert_non_null(fallbacks[f]);
+    }
+    drop_sig(fallbacks[0]);
+    drop_sub(fallbacks[0]);
+    drop_pairs(fallbacks[0]);
+    drop_sub(fallbacks[1]);
+    drop_pairs(fallbacks[1]);
+    drop_pairs(fallbacks[2]);
+    drop_sig(fallbacks[3]);
+    drop_sub(fallbacks[3]);
+    solver_lexicon *without = fallbacks[0];
 
     solver_move *all = malloc(CAP * sizeof *all), top_a[5], top_b[5];
     assert_non_null(all);
@@ -65,8 +101,7 @@ static void test_no_signature_table(void **state)
                 assert_int_equal(na, n < 5 ? n : 5);
                 for (size_t i = 0; i < na; i++)
                     assert_move_equal(&top_a[i], &all[i]);
-                const solver_lexicon *fallbacks[2] = {without, sig_only};
-                for (int f = 0; f < 2; f++) {
+                for (int f = 0; f < NFALLBACK; f++) {
                     o.top_n = 5;
                     size_t nb = solver_gen(&b, fallbacks[f], d, &x, &o, top_b, 5);
                     assert_int_equal(nb, na);
@@ -92,8 +127,8 @@ static void test_no_signature_table(void **state)
     assert_true(checked > 100);
     free(all);
     solver_lexicon_free(with);
-    solver_lexicon_free(without);
-    solver_lexicon_free(sig_only);
+    for (int f = 0; f < NFALLBACK; f++)
+        solver_lexicon_free(fallbacks[f]);
 }
 
 /* The less-one table against 26 signature look-ups (what the solver does
