@@ -27,6 +27,7 @@ LOG_TAG=compose/secrets.sh
 export SECRETS_DIR=${SCRABBLE_SECRETS_DIR:-${SECRETS_DIR:-$here/secrets}}
 APP_UID=10001 # the user of compose/Dockerfile's image
 DB_UID=999    # postgres and redis in the official images
+GRAFANA_UID=472 # grafana/grafana's user
 
 # scram_verifier ROLE: the SCRAM-SHA-256 verifier of the role's password
 # (RFC 7677, the format Postgres stores), so the postgres container never
@@ -75,4 +76,9 @@ for f in "$SECRETS_DIR"/postgres-init.sql "$SECRETS_DIR"/postgres-superuser "$SE
     give "$f" "$DB_UID"
 done
 for f in "$SECRETS_DIR"/pg-*.pgpass "$SECRETS_DIR"/redis-*.pass; do give "$f" "$APP_UID"; done
+# Grafana's admin password (the observability profile): generated like the
+# others, never a well-known default. Read it from this file to log in.
+f=$SECRETS_DIR/grafana-admin.pass
+[ -s "$f" ] || (umask 077 && creds_new_password >"$f")
+give "$f" "$GRAFANA_UID"
 log "secrets ready in $SECRETS_DIR"

@@ -137,6 +137,14 @@ def check_services(cfg, bin_dir, game_count):
                 ip = p.get("host_ip") if isinstance(p, dict) else str(p).split(":")[0]
                 check(ip == "127.0.0.1", "%s: port %s not on loopback" % (name, p))
             check(bool((s.get("healthcheck") or {}).get("test")), "%s: no healthcheck" % name)
+            if name == "grafana":
+                # No well-known admin password: secrets.sh generates it.
+                env = s.get("environment") or {}
+                check("GF_SECURITY_ADMIN_PASSWORD" not in env, "grafana: admin password set in the environment")
+                check(env.get("GF_SECURITY_ADMIN_PASSWORD__FILE") == "/run/secrets/grafana-admin.pass",
+                      "grafana: admin password not read from the grafana-admin.pass secret")
+                srcs = [x.get("source") if isinstance(x, dict) else x for x in s.get("secrets") or []]
+                check(srcs == ["grafana-admin.pass"], "grafana: secrets %s" % srcs)
             continue
         check("profiles" not in s, "%s: has profiles %s (only loadtest and observability should)" % (name, s.get("profiles")))
         hc = s.get("healthcheck") or {}
