@@ -14,9 +14,8 @@ pg_up
 redis_up
 store_up
 game_up 2
-# Generous limits: this test is about what each call says, not about rates.
-gateway_up --rate-write=1000 --burst-write=1000 --rate-read=1000 --burst-read=1000 \
-    --rate-lookup=1000 --burst-lookup=1000 --rate-list=1000 --burst-list=1000
+# This test is about what each call says, not about rates.
+gateway_up "${STACK_NO_RATE_LIMITS[@]}"
 
 export GATEWAY_PORT PG_PORT
 /usr/bin/python3 "$here/test_strings.py" "$@"

@@ -9,8 +9,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
 
-stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg
-command -v psql >/dev/null || { echo "SKIP: psql not installed"; exit 77; }
+stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg cmd:psql
 
 stack_init
 pg_up

@@ -42,19 +42,27 @@ STACK_PIDS=()
 STACK_NAMES=()
 STACK_DEFERRED=()
 
-# stack_require ARTIFACT...: each a binary name in $BUILD_DIR/bin or a
-# path under $BUILD_DIR (share/wamerican.kwg); exits 77 (ctest: skipped)
-# naming what is missing, for components CMake left out of this build.
+# stack_require ARTIFACT...: each a binary name in $BUILD_DIR/bin, a path
+# under $BUILD_DIR (share/wamerican.kwg) or cmd:TOOL (a command on PATH);
+# exits 77 (ctest: skipped) naming what is missing, for components CMake
+# left out of this build or tools not installed.
 stack_require() {
-    local a missing=()
+    local a missing=() absent=()
     for a in "$@"; do
         case "$a" in
+        cmd:*) command -v "${a#cmd:}" >/dev/null || absent+=("${a#cmd:}") ;;
         */*) [ -f "$BUILD_DIR/$a" ] || missing+=("$a") ;;
         *) [ -x "$BUILD_DIR/bin/$a" ] || missing+=("bin/$a") ;;
         esac
     done
     [ ${#missing[@]} -eq 0 ] || { echo "SKIP: not built in $BUILD_DIR: ${missing[*]}"; exit 77; }
+    [ ${#absent[@]} -eq 0 ] || { echo "SKIP: not installed: ${absent[*]}"; exit 77; }
 }
+
+# Rate limits no test client reaches: for tests about what calls answer,
+# not about rates (edge-input and the gateway test set their own).
+STACK_NO_RATE_LIMITS=(--rate-write=1000 --burst-write=1000 --rate-read=1000 --burst-read=1000
+    --rate-list=1000 --burst-list=1000 --rate-lookup=1000 --burst-lookup=1000)
 
 # stack_defer CMD: run CMD (eval'ed) first thing at teardown.
 stack_defer() { STACK_DEFERRED+=("$1"); }

@@ -7,8 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
 
-stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg
-command -v psql >/dev/null || { echo "SKIP: psql not installed"; exit 77; }
+stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg cmd:psql
 
 stack_init
 pg_up
@@ -19,8 +18,7 @@ store_up
 game_up 1
 # A short trust TTL, so the test reaches "the TTL has passed" quickly; the
 # outage grace is the default.
-gateway_up --auth-ttl=1s --rate-write=1000 --burst-write=1000 --rate-read=1000 \
-    --burst-read=1000 --rate-lookup=1000 --burst-lookup=1000
+gateway_up --auth-ttl=1s "${STACK_NO_RATE_LIMITS[@]}"
 
 export GATEWAY_PORT GATEWAY_METRICS_PORT GAME_METRICS_PORT=$GAME_METRICS_PORTS STORE_METRICS_PORT
 export PG_CONNINFO PG_DIR PG_PORT REDIS_DIR REDIS_PORT REPO_ROOT

@@ -8,17 +8,14 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
 
-stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg
-command -v psql >/dev/null || { echo "SKIP: psql not installed"; exit 77; }
+stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg cmd:psql
 
 stack_init
 pg_up
 redis_up
 store_up
 game_up 1
-gateway_up --rate-write=1000 --burst-write=1000 --rate-read=1000 --burst-read=1000 \
-    --rate-list=1000 --burst-list=1000 --rate-lookup=1000 --burst-lookup=1000 \
-    --register-per-address=0
+gateway_up "${STACK_NO_RATE_LIMITS[@]}"
 
 export GATEWAY_PORT GATEWAY_METRICS_PORT PG_CONNINFO
 export SOLVER=$BUILD_DIR/bin/scrabble-solver LEXICON=$BUILD_DIR/share/wamerican.kwg

@@ -11,21 +11,18 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib/stack.sh"
 
-stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg
-command -v psql >/dev/null || { echo "SKIP: psql not installed"; exit 77; }
+stack_require store-svc game-svc gateway scrabble-solver share/wamerican.kwg cmd:psql
 
 stack_init
 pg_up
 redis_up
 store_up
 game_up 1
-limits=(--rate-write=1000 --burst-write=1000 --rate-read=1000 --burst-read=1000
-    --rate-list=1000 --burst-list=1000 --rate-lookup=1000 --burst-lookup=1000)
-gateway_up "${limits[@]}"
+gateway_up "${STACK_NO_RATE_LIMITS[@]}"
 GW1_PORT=$GATEWAY_PORT GW1_METRICS=$GATEWAY_METRICS_PORT GW1_PID=$SVC_PID
 GW2_PORT=$(free_port) GW2_METRICS=$(free_port)
 mapfile -t args < <(svc_args_gateway "$GW2_PORT" "$GW2_METRICS" "$STORE_PORT" "$REDIS_PORT" "$GAME_PORTS")
-args+=(--login-per-address=0 --register-per-address=0 "${limits[@]}" --max-observers-per-game=2
+args+=(--login-per-address=0 --register-per-address=0 "${STACK_NO_RATE_LIMITS[@]}" --max-observers-per-game=2
     --max-watch-streams-per-account=3)
 svc_up gateway-2 "$BUILD_DIR/bin/gateway" "$GW2_PORT" "${args[@]}"
 # test_watch.py restarts gateway 2 (same command line and port): a restarted
